@@ -1,0 +1,21 @@
+# Every target is a thin wrapper; the scripts say what they do.
+.PHONY: demo test build lint fuzz bench
+
+demo: ## the main job on the embedded SQLite default
+	go run ./cmd/remstore demo
+
+test: ## every test: Go (race, real PostgreSQL + SQLite) and the Python interop suite
+	scripts/test.sh
+
+build:
+	go build -o bin/remstore ./cmd/remstore
+
+lint:
+	gofmt -l . && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+FUZZTIME ?= 30s
+fuzz: ## run every fuzz target for FUZZTIME each
+	scripts/fuzz.sh $(FUZZTIME)
+
+bench: ## benchmarks against a throwaway PostgreSQL
+	scripts/bench.sh

@@ -1,0 +1,129 @@
+// Package dbtest gives each test its own freshly migrated database on a real
+// server: a new PostgreSQL schema (dropped afterwards) or a new SQLite file.
+// The PostgreSQL server comes from REMSTORE_TEST_DATABASE_URL, which
+// scripts/test.sh sets after starting a throwaway cluster.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/repository"
+)
+
+// EnvURL names the PostgreSQL server for tests; EnvRequire=1 turns a missing
+// server into a failure instead of a skip (CI sets it).
+const (
+	EnvURL     = "REMSTORE_TEST_DATABASE_URL"
+	EnvRequire = "REMSTORE_REQUIRE_PG"
+)
+
+// PostgresURL returns the server URL, or skips (fails under EnvRequire=1).
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("%s is not set and %s=1: PostgreSQL tests must run (use `make test`)", EnvURL, EnvRequire)
+		}
+		t.Skipf("%s not set: skipping PostgreSQL test (run `make test` to start a server)", EnvURL)
+	}
+	return u
+}
+
+// NewPostgresURL creates an empty schema and returns a URL whose connections
+// use it (search_path), dropping the schema when the test ends.
+func NewPostgresURL(t testing.TB) string {
+	t.Helper()
+	base := PostgresURL(t)
+	ctx := context.Background()
+	admin, err := repository.Open(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to test PostgreSQL: %v", err)
+	}
+	schema := "t_" + randHex(8)
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", EnvURL, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// OpenRaw opens dbURL without migrating; closed when the test ends.
+func OpenRaw(t testing.TB, dbURL string) *bun.DB {
+	t.Helper()
+	db, err := repository.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatalf("open %s: %v", dbURL, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func migrated(t testing.TB, dbURL string) *bun.DB {
+	t.Helper()
+	db := OpenRaw(t, dbURL)
+	if err := repository.Migrate(context.Background(), db); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}
+
+// NewPostgres returns a migrated database in a schema of its own.
+func NewPostgres(t testing.TB) *bun.DB { t.Helper(); return migrated(t, NewPostgresURL(t)) }
+
+// NewSQLiteURL returns the path of a new SQLite file in the test's temp dir.
+func NewSQLiteURL(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "remstore.db")
+}
+
+// NewSQLite returns a migrated SQLite database in a new file.
+func NewSQLite(t testing.TB) *bun.DB { t.Helper(); return migrated(t, NewSQLiteURL(t)) }
+
+// Dialect is one database kind a shared suite runs on.
+type Dialect struct {
+	Name string
+	New  func(testing.TB) *bun.DB
+	URL  func(testing.TB) string // a fresh, unmigrated database
+}
+
+// Dialects are the kinds every storage suite runs on.
+var Dialects = []Dialect{
+	{Name: "postgres", New: NewPostgres, URL: NewPostgresURL},
+	{Name: "sqlite", New: NewSQLite, URL: NewSQLiteURL},
+}
+
+// Each runs fn as a parallel subtest per dialect, each with its own database.
+func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+	t.Helper()
+	for _, d := range Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, d.New(t))
+		})
+	}
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

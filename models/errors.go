@@ -1,0 +1,35 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError reports bad input: which message (by its position in the input
+// list, -1 when the error is about the list itself), which field, and why.
+// Decoders here and validators in repository return it; callers such as the
+// CLI and the HTTP API show Field to the user.
+type FieldError struct {
+	Index  int
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	switch {
+	case e.Index < 0 && e.Field == "":
+		return e.Reason
+	case e.Index < 0:
+		return fmt.Sprintf("field %q: %s", e.Field, e.Reason)
+	case e.Field == "":
+		return fmt.Sprintf("message %d: %s", e.Index, e.Reason)
+	}
+	return fmt.Sprintf("message %d: field %q: %s", e.Index, e.Field, e.Reason)
+}
+
+// AsFieldError returns the FieldError in err's chain, if any.
+func AsFieldError(err error) (*FieldError, bool) {
+	var fe *FieldError
+	ok := errors.As(err, &fe)
+	return fe, ok
+}

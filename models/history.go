@@ -1,0 +1,331 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// HistoryMessage is one message of a conversation as the Python peer passes it
+// around: a JSON object with the keys of SPEC §1. Its JSON encoding writes the
+// keys in the peer's order (role, content, timestamp, id, tool_call_id,
+// tool_name, tool_arguments, any other keys, _compressed, _original_length,
+// _entity_key) and omits what is not set.
+type HistoryMessage struct {
+	Role    Role
+	Content string // JSON null is read as ""
+	// Timestamp is the ISO-8601 string, kept verbatim; nil encodes as null.
+	Timestamp *string
+	// OmitTimestamp drops the key entirely. The decoder sets it when the input
+	// had no timestamp key, so pass-through tools do not invent one.
+	OmitTimestamp bool
+	ID            string          // optional pre-generated id; "" = absent
+	ToolCallID    string          // "" = absent
+	ToolName      string          // "" = absent
+	ToolArguments json.RawMessage // nil = absent; any JSON value
+
+	Compressed     bool   // _compressed
+	OriginalLength int    // _original_length, code points of the full content
+	EntityKey      string // _entity_key; "" = absent
+
+	// Extra holds every other key of the input object, in input order, with
+	// its value verbatim (compacted). They pass through compress and convert
+	// untouched; the store reads a few of them (trace_id, span_id, model,
+	// agent_schema) and ignores the rest, as the peer does.
+	Extra []Field
+}
+
+// Field is one key/value pair of a JSON object, value kept as raw JSON.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// ExtraString returns the string value of an extra key, if it is a JSON string.
+func (m *HistoryMessage) ExtraString(key string) (string, bool) {
+	for _, f := range m.Extra {
+		if f.Key == key {
+			var s string
+			if json.Unmarshal(f.Value, &s) == nil {
+				return s, true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// Clone returns a deep copy, so a caller cannot change another's data.
+func (m HistoryMessage) Clone() HistoryMessage {
+	c := m
+	if m.Timestamp != nil {
+		c.Timestamp = Ptr(*m.Timestamp)
+	}
+	c.ToolArguments = bytes.Clone(m.ToolArguments)
+	if m.Extra != nil {
+		c.Extra = make([]Field, len(m.Extra))
+		for i, f := range m.Extra {
+			c.Extra[i] = Field{Key: f.Key, Value: bytes.Clone(f.Value)}
+		}
+	}
+	return c
+}
+
+// MarshalJSON writes the message in the peer's key order.
+func (m HistoryMessage) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		writeJSONString(&b, k)
+		b.WriteByte(':')
+	}
+	key("role")
+	writeJSONString(&b, string(m.Role))
+	key("content")
+	writeJSONString(&b, m.Content)
+	if !m.OmitTimestamp {
+		key("timestamp")
+		if m.Timestamp == nil {
+			b.WriteString("null")
+		} else {
+			writeJSONString(&b, *m.Timestamp)
+		}
+	}
+	if m.ID != "" {
+		key("id")
+		writeJSONString(&b, m.ID)
+	}
+	if m.ToolCallID != "" {
+		key("tool_call_id")
+		writeJSONString(&b, m.ToolCallID)
+	}
+	if m.ToolName != "" {
+		key("tool_name")
+		writeJSONString(&b, m.ToolName)
+	}
+	if m.ToolArguments != nil {
+		key("tool_arguments")
+		if err := json.Compact(&b, m.ToolArguments); err != nil {
+			return nil, fmt.Errorf("tool_arguments: %w", err)
+		}
+	}
+	for _, f := range m.Extra {
+		key(f.Key)
+		if err := json.Compact(&b, f.Value); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Key, err)
+		}
+	}
+	if m.Compressed {
+		key("_compressed")
+		b.WriteString("true")
+		key("_original_length")
+		b.WriteString(strconv.Itoa(m.OriginalLength))
+		if m.EntityKey != "" {
+			key("_entity_key")
+			writeJSONString(&b, m.EntityKey)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON decodes one message object with the checks of DecodeHistory.
+func (m *HistoryMessage) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	msg, err := decodeMessage(dec, 0)
+	if err != nil {
+		return err
+	}
+	*m = msg
+	return nil
+}
+
+// writeJSONString writes s as a JSON string without HTML escaping, so that
+// <, > and & stay readable, as in Python's json.dumps.
+func writeJSONString(b *bytes.Buffer, s string) {
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a Go string always encodes
+	b.Write(bytes.TrimRight(tmp.Bytes(), "\n"))
+}
+
+// EncodeHistory writes msgs as one compact JSON array.
+func EncodeHistory(w io.Writer, msgs []HistoryMessage) error {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		j, err := m.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		b.Write(j)
+	}
+	b.WriteString("]\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// DecodeHistory reads a JSON array of history messages. It rejects, with a
+// *FieldError naming the message and the field: a value that is not an
+// object, a missing or non-string role, keys of the wrong type, invalid UTF-8,
+// duplicate keys, and anything after the array.
+func DecodeHistory(data []byte) ([]HistoryMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, &FieldError{Index: -1, Reason: "malformed JSON: " + plainJSONError(err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, &FieldError{Index: -1, Reason: "expected a JSON array of messages"}
+	}
+	var out []HistoryMessage
+	for i := 0; dec.More(); i++ {
+		m, err := decodeMessage(dec, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, &FieldError{Index: -1, Reason: "malformed JSON: " + plainJSONError(err)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &FieldError{Index: -1, Reason: "trailing data after the JSON array"}
+	}
+	if !utf8.Valid(data) {
+		// Every value was checked; what is left is a key.
+		return nil, &FieldError{Index: -1, Reason: "invalid UTF-8 in a key"}
+	}
+	if out == nil {
+		out = []HistoryMessage{}
+	}
+	return out, nil
+}
+
+func plainJSONError(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
+	var m HistoryMessage
+	tok, err := dec.Token()
+	if err != nil {
+		return m, &FieldError{Index: i, Reason: "malformed JSON: " + plainJSONError(err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return m, &FieldError{Index: i, Reason: "expected a JSON object"}
+	}
+	seen := map[string]bool{}
+	hasRole := false
+	m.OmitTimestamp = true
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return m, &FieldError{Index: i, Reason: "malformed JSON: " + plainJSONError(err)}
+		}
+		k := kt.(string) // object keys are always strings
+		if seen[k] {
+			return m, &FieldError{Index: i, Field: k, Reason: "duplicate key"}
+		}
+		seen[k] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return m, &FieldError{Index: i, Field: k, Reason: "malformed JSON: " + plainJSONError(err)}
+		}
+		if !utf8.Valid(raw) {
+			return m, &FieldError{Index: i, Field: k, Reason: "invalid UTF-8"}
+		}
+		isNull := string(raw) == "null"
+		str := func(dst *string, nullable bool) error {
+			if isNull && nullable {
+				return nil
+			}
+			if json.Unmarshal(raw, dst) != nil {
+				return &FieldError{Index: i, Field: k, Reason: "must be a string"}
+			}
+			return nil
+		}
+		switch k {
+		case "role":
+			var s string
+			if err := str(&s, false); err != nil {
+				return m, err
+			}
+			m.Role, hasRole = Role(s), true
+		case "content":
+			if err := str(&m.Content, true); err != nil {
+				return m, err
+			}
+		case "timestamp":
+			m.OmitTimestamp = false
+			if !isNull {
+				var s string
+				if err := str(&s, false); err != nil {
+					return m, &FieldError{Index: i, Field: k, Reason: "must be a string or null"}
+				}
+				m.Timestamp = &s
+			}
+		case "id":
+			if err := str(&m.ID, true); err != nil {
+				return m, err
+			}
+		case "tool_call_id":
+			if err := str(&m.ToolCallID, true); err != nil {
+				return m, err
+			}
+		case "tool_name":
+			if err := str(&m.ToolName, true); err != nil {
+				return m, err
+			}
+		case "tool_arguments":
+			m.ToolArguments = compact(raw)
+		case "_compressed":
+			if err := json.Unmarshal(raw, &m.Compressed); err != nil && !isNull {
+				return m, &FieldError{Index: i, Field: k, Reason: "must be a boolean"}
+			}
+		case "_original_length":
+			if !isNull {
+				if err := json.Unmarshal(raw, &m.OriginalLength); err != nil || m.OriginalLength < 0 {
+					return m, &FieldError{Index: i, Field: k, Reason: "must be a non-negative integer"}
+				}
+			}
+		case "_entity_key":
+			if err := str(&m.EntityKey, true); err != nil {
+				return m, err
+			}
+		default:
+			m.Extra = append(m.Extra, Field{Key: k, Value: compact(raw)})
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return m, &FieldError{Index: i, Reason: "malformed JSON: " + plainJSONError(err)}
+	}
+	if !hasRole {
+		return m, &FieldError{Index: i, Field: "role", Reason: "missing"}
+	}
+	return m, nil
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return bytes.Clone(raw)
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,176 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// MigrationsTable and MigrationLocksTable are where bun's migrator keeps its
+// state; the names are remstore's so they never clash with the peer's tables.
+const (
+	MigrationsTable     = "remstore_migrations"
+	MigrationLocksTable = "remstore_migration_locks"
+)
+
+// The DDL is the peer's, column for column (SPEC §2). CREATE ... IF NOT EXISTS
+// makes the first migration a no-op on a database the peer already created,
+// with or without its pgvector `embedding` column: no column is changed.
+var pgTables = []string{
+	`CREATE TABLE IF NOT EXISTS sessions (
+		id UUID PRIMARY KEY,
+		name VARCHAR(512),
+		description TEXT,
+		agent_name VARCHAR(256),
+		status VARCHAR(64) DEFAULT 'active',
+		graph_edges JSONB DEFAULT '[]'::jsonb,
+		metadata JSONB DEFAULT '{}'::jsonb,
+		tags TEXT[] DEFAULT '{}',
+		user_id VARCHAR(256),
+		tenant_id VARCHAR(256),
+		created_at TIMESTAMPTZ DEFAULT NOW(),
+		updated_at TIMESTAMPTZ DEFAULT NOW(),
+		deleted_at TIMESTAMPTZ)`,
+	`CREATE TABLE IF NOT EXISTS messages (
+		id UUID PRIMARY KEY,
+		session_id UUID REFERENCES sessions(id) ON DELETE CASCADE,
+		role VARCHAR(64) NOT NULL,
+		content TEXT NOT NULL,
+		tool_calls JSONB DEFAULT '[]'::jsonb,
+		graph_edges JSONB DEFAULT '[]'::jsonb,
+		metadata JSONB DEFAULT '{}'::jsonb,
+		tags TEXT[] DEFAULT '{}',
+		trace_id VARCHAR(256),
+		span_id VARCHAR(256),
+		user_id VARCHAR(256),
+		tenant_id VARCHAR(256),
+		created_at TIMESTAMPTZ DEFAULT NOW(),
+		updated_at TIMESTAMPTZ DEFAULT NOW(),
+		deleted_at TIMESTAMPTZ)`,
+}
+
+// SQLite has no JSONB, TEXT[] or UUID: the same columns as TEXT, holding the
+// JSON text, the PostgreSQL array literal and the UUID string.
+var sqliteTables = []string{
+	`CREATE TABLE IF NOT EXISTS sessions (
+		id TEXT PRIMARY KEY,
+		name VARCHAR(512),
+		description TEXT,
+		agent_name VARCHAR(256),
+		status VARCHAR(64) DEFAULT 'active',
+		graph_edges TEXT DEFAULT '[]',
+		metadata TEXT DEFAULT '{}',
+		tags TEXT DEFAULT '{}',
+		user_id VARCHAR(256),
+		tenant_id VARCHAR(256),
+		created_at TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP,
+		updated_at TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP,
+		deleted_at TIMESTAMPTZ)`,
+	`CREATE TABLE IF NOT EXISTS messages (
+		id TEXT PRIMARY KEY,
+		session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+		role VARCHAR(64) NOT NULL,
+		content TEXT NOT NULL,
+		tool_calls TEXT DEFAULT '[]',
+		graph_edges TEXT DEFAULT '[]',
+		metadata TEXT DEFAULT '{}',
+		tags TEXT DEFAULT '{}',
+		trace_id VARCHAR(256),
+		span_id VARCHAR(256),
+		user_id VARCHAR(256),
+		tenant_id VARCHAR(256),
+		created_at TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP,
+		updated_at TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP,
+		deleted_at TIMESTAMPTZ)`,
+}
+
+// Indexes only: never a constraint that could reject a row the peer writes.
+// The entity-key index is on exactly the expression that lookups query
+// (entityKeyExpr), or the planner would not use it.
+func indexDDL(pg bool) []string {
+	return []string{
+		`CREATE INDEX IF NOT EXISTS remstore_messages_session_order ON messages (session_id, created_at, id)`,
+		`CREATE INDEX IF NOT EXISTS remstore_messages_entity_key ON messages ((` + entityKeyExpr(pg) + `))`,
+		`CREATE INDEX IF NOT EXISTS remstore_sessions_updated ON sessions (updated_at, id)`,
+	}
+}
+
+var indexNames = []string{"remstore_messages_session_order", "remstore_messages_entity_key", "remstore_sessions_updated"}
+
+// entityKeyExpr is the SQL expression for metadata.entity_key.
+func entityKeyExpr(pg bool) string {
+	if pg {
+		return "metadata->>'entity_key'"
+	}
+	return "json_extract(metadata, '$.entity_key')"
+}
+
+// Migrations returns remstore's versioned migrations, each with a down step.
+func Migrations() *migrate.Migrations {
+	ms := migrate.NewMigrations()
+	add := func(name, comment string, up, down func(pg bool) []string) {
+		run := func(stmts func(pg bool) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+			return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+				db := m.DB()
+				return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+					for _, s := range stmts(IsPostgres(db)) {
+						if _, err := tx.ExecContext(ctx, s); err != nil {
+							return fmt.Errorf("%s: %w", firstLine(strings.TrimSpace(s)), err)
+						}
+					}
+					return nil
+				})
+			}
+		}
+		ms.Add(migrate.Migration{Name: name, Comment: comment, Up: run(up), Down: run(down)})
+	}
+	add("20260101000001", "peer_tables",
+		func(pg bool) []string {
+			if pg {
+				return pgTables
+			}
+			return sqliteTables
+		},
+		// Down drops the tables and every message in them; it exists for
+		// throwaway databases. On a peer's database, never roll back past 2.
+		func(bool) []string {
+			return []string{`DROP TABLE IF EXISTS messages`, `DROP TABLE IF EXISTS sessions`}
+		})
+	add("20260101000002", "indexes",
+		indexDDL,
+		func(bool) []string {
+			var out []string
+			for _, n := range indexNames {
+				out = append(out, `DROP INDEX IF EXISTS `+n)
+			}
+			return out
+		})
+	return ms
+}
+
+// NewMigrator returns bun's migrator over remstore's migrations.
+func NewMigrator(db *bun.DB) *migrate.Migrator {
+	return migrate.NewMigrator(db, Migrations(),
+		migrate.WithTableName(MigrationsTable),
+		migrate.WithLocksTableName(MigrationLocksTable),
+		migrate.WithMarkAppliedOnSuccess(true))
+}
+
+// Migrate applies every pending migration.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	m := NewMigrator(db)
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("migrate: init: %w", err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer func() { _ = m.Unlock(ctx) }()
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the Python interop suite (interop/) once per pinned pydantic-ai
+# version, each in its own venv under interop/.venv-<name> (created on first
+# use, rebuilt when its requirements file changes). The suite drives a
+# remstore binary built here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${REMSTORE_REQUIRE_PYTHON:=0}"
+PY=${PYTHON:-python3}
+if ! command -v "$PY" >/dev/null 2>&1 || ! "$PY" -c 'import sys; assert sys.version_info >= (3, 10)' 2>/dev/null; then
+  if [ "$REMSTORE_REQUIRE_PYTHON" = 1 ]; then echo "interop: FAIL: Python >= 3.10 not found" >&2; exit 1; fi
+  echo "interop: Python >= 3.10 not found; skipping" >&2; exit 0
+fi
+mkdir -p .test-output
+go build -o .test-output/remstore ./cmd/remstore
+export REMSTORE_BIN=$PWD/.test-output/remstore
+
+for req in interop/requirements-*.txt; do
+  name=$(basename "$req" .txt); name=${name#requirements-}
+  venv=interop/.venv-$name
+  stamp=$(sha256sum "$req" | cut -c1-16)
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]; then
+    echo "interop: creating $venv from $req" >&2
+    rm -rf "$venv"
+    "$PY" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+    echo "$stamp" >"$venv/.stamp"
+  fi
+  version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pydantic-ai-slim"))')
+  echo "== pytest with pydantic-ai-slim $version"
+  set +e
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider interop
+  rc=$?
+  set -e
+  if [ $rc -eq 5 ]; then echo "interop: FAIL: pytest collected no tests" >&2; exit 1; fi
+  [ $rc -eq 0 ] || exit $rc
+done

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The one test command (`make test`): starts a throwaway PostgreSQL 15 cluster
+# unless REMSTORE_TEST_DATABASE_URL is set, runs go vet and `go test -race`
+# over every package (storage suites on PostgreSQL and SQLite), then the
+# Python interop suite under each pinned pydantic-ai version. The cluster is
+# stopped even when a step fails.
+#
+# REMSTORE_REQUIRE_ALL=1 (set by .ci/run) makes a missing PostgreSQL or Python
+# a failure instead of a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${REMSTORE_REQUIRE_ALL:=0}"
+export REMSTORE_REQUIRE_PG=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_PYTHON=$REMSTORE_REQUIRE_ALL
+
+# shellcheck source=scripts/pg.sh
+source scripts/pg.sh
+trap pg_stop EXIT
+if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
+  if ! pg_start; then
+    [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: PostgreSQL could not be started" >&2; exit 1; }
+    echo "test: PostgreSQL unavailable; its tests will be skipped" >&2
+  fi
+fi
+
+echo "== gofmt / go vet"
+unformatted=$(gofmt -l . | grep -v '^interop/.venv' || true)
+[ -z "$unformatted" ] || { echo "gofmt would change: $unformatted" >&2; exit 1; }
+go vet ./...
+echo "== staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+echo "== go test -race ./..."
+# -v so the PostgreSQL and SQLite subtests show by name; only the result
+# lines are kept in the log, the full output goes to .test-output/go.log.
+mkdir -p .test-output
+set +e
+go test -race -count=1 -v ./... >.test-output/go.log 2>&1
+rc=$?
+set -e
+grep -E '^(\s*--- (PASS|FAIL|SKIP)|ok |FAIL|panic:|PASS$)' .test-output/go.log | grep -vE '^\s{8,}--- PASS' || true
+if [ $rc -ne 0 ]; then
+  echo "go test failed; the failing output:" >&2
+  grep -B2 -A30 -E -- '--- FAIL|^panic:' .test-output/go.log | head -300 >&2
+  exit $rc
+fi
+skips=$(grep -cE -- '--- SKIP' .test-output/go.log || true)
+passes=$(grep -cE -- '--- PASS' .test-output/go.log || true)
+echo "go: $passes passed, 0 failed, $skips skipped"
+if [ "$REMSTORE_REQUIRE_ALL" = 1 ] && [ "$skips" != 0 ]; then
+  echo "test: FAIL: $skips Go tests skipped under REMSTORE_REQUIRE_ALL=1" >&2
+  grep -A2 -- '--- SKIP' .test-output/go.log >&2
+  exit 1
+fi
+
+echo "== interop (pydantic-ai, PyYAML)"
+scripts/interop.sh

@@ -1,0 +1,263 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/joho/godotenv"
+)
+
+// Setting names. Each is an environment variable (and .env key); Flags uses
+// the same names.
+const (
+	KeyDB              = "REMSTORE_DB"                 // database URL or SQLite path
+	KeyPostgresURL     = "POSTGRES__CONNECTION_STRING" // the peer's variable; selects PostgreSQL
+	KeyPostgresEnabled = "POSTGRES_ENABLED"            // storage switch shared with the peer
+	KeyUserID          = "REMSTORE_USER_ID"            // the store's user id (tenant)
+	KeyTruncateLength  = "REMSTORE_TRUNCATE_LENGTH"    // T of SPEC §4
+	KeyAuditSession    = "DEBUG_AUDIT_SESSION"         // audit switch (SPEC §6)
+	KeyAuditDir        = "DEBUG_AUDIT_DIR"             // audit directory
+	KeyLogLevel        = "REMSTORE_LOG_LEVEL"          // debug, info, warn, error
+)
+
+// Defaults.
+const (
+	DefaultUserID         = "anonymous" // what the peer's API uses without a user
+	DefaultTruncateLength = 200
+	DefaultLogLevel       = "warn"
+)
+
+// Config is every setting remstore reads, resolved.
+type Config struct {
+	// DatabaseURL is a postgres:// URL or the path of the embedded SQLite
+	// file. Default: remstore.db in the user's data directory.
+	DatabaseURL string
+	// StorageEnabled is false only when POSTGRES_ENABLED is set to something
+	// other than "true" (any case); then store, load and lookup do nothing.
+	StorageEnabled bool
+	// UserID is the store's user id, written as tenant_id. Default "anonymous".
+	UserID string
+	// TruncateLength is T: messages longer than 2T are cut. Default 200.
+	TruncateLength int
+	// AuditEnabled mirrors DEBUG_AUDIT_SESSION (set and not empty).
+	AuditEnabled bool
+	// AuditDir is DEBUG_AUDIT_DIR. Default: the system temp directory.
+	AuditDir string
+	// LogLevel is debug, info, warn or error. Default warn.
+	LogLevel string
+
+	// Sources says where each value came from: "flag", "env", ".env
+	// (<path>)" or "default", keyed by setting name.
+	Sources map[string]string
+	// Warnings are problems that do not stop remstore (e.g. an unusual
+	// POSTGRES_ENABLED value).
+	Warnings []string
+	// DotEnvPath is the .env file that was read, if any.
+	DotEnvPath string
+}
+
+// Options controls Load. The zero value reads the process environment and
+// looks for .env from the working directory.
+type Options struct {
+	Flags    map[string]string           // values given on the command line, by setting name
+	Dir      string                      // where to start looking for .env; "" = working directory
+	Getenv   func(string) (string, bool) // nil = os.LookupEnv
+	NoDotEnv bool                        // skip .env discovery
+}
+
+// Load resolves the configuration. It fails only when a .env file exists
+// but cannot be parsed; call Validate for the values themselves.
+func Load(opts Options) (Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	cfg := Config{Sources: map[string]string{}}
+	var dotenv map[string]string
+	if !opts.NoDotEnv {
+		path := FindDotEnv(opts.Dir)
+		if path != "" {
+			m, err := godotenv.Read(path)
+			if err != nil {
+				return cfg, fmt.Errorf(".env file %s: %w", path, err)
+			}
+			dotenv, cfg.DotEnvPath = m, path
+		}
+	}
+	lookup := func(key string) (string, string, bool) {
+		if v, ok := opts.Flags[key]; ok {
+			return v, "flag", true
+		}
+		if v, ok := getenv(key); ok {
+			return v, "env", true
+		}
+		if v, ok := dotenv[key]; ok {
+			return v, ".env (" + cfg.DotEnvPath + ")", true
+		}
+		return "", "default", false
+	}
+	str := func(key, def string) string {
+		v, src, ok := lookup(key)
+		if !ok {
+			v = def
+		}
+		cfg.Sources[key] = src
+		return v
+	}
+
+	// Database: REMSTORE_DB (flag or any layer) wins over the peer's variable.
+	if v, src, ok := lookup(KeyDB); ok && v != "" {
+		cfg.DatabaseURL, cfg.Sources[KeyDB] = v, src
+	} else if v, src, ok := lookup(KeyPostgresURL); ok && v != "" {
+		cfg.DatabaseURL, cfg.Sources[KeyDB] = v, src+" via "+KeyPostgresURL
+	} else {
+		cfg.DatabaseURL, cfg.Sources[KeyDB] = DefaultSQLitePath(), "default"
+	}
+
+	enabled := str(KeyPostgresEnabled, "true")
+	cfg.StorageEnabled = strings.EqualFold(enabled, "true")
+	if !cfg.StorageEnabled && !strings.EqualFold(enabled, "false") {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+			"%s=%q is neither true nor false; storage is off", KeyPostgresEnabled, enabled))
+	}
+
+	cfg.UserID = str(KeyUserID, DefaultUserID)
+	tl := str(KeyTruncateLength, strconv.Itoa(DefaultTruncateLength))
+	n, err := strconv.Atoi(strings.TrimSpace(tl))
+	if err != nil {
+		n = -1 // Validate reports it with the setting's name
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s=%q is not an integer", KeyTruncateLength, tl))
+	}
+	cfg.TruncateLength = n
+	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
+	cfg.AuditDir = str(KeyAuditDir, os.TempDir())
+	cfg.LogLevel = strings.ToLower(str(KeyLogLevel, DefaultLogLevel))
+	return cfg, nil
+}
+
+// Validate checks every value and returns one error naming each bad setting.
+func (c Config) Validate() error {
+	var errs []error
+	if c.TruncateLength < 1 {
+		errs = append(errs, fmt.Errorf("%s: must be an integer >= 1", KeyTruncateLength))
+	}
+	if err := ValidateDatabaseURL(c.DatabaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("%s (from %s): %w", KeyDB, c.Sources[KeyDB], err))
+	}
+	if strings.TrimSpace(c.UserID) == "" {
+		errs = append(errs, fmt.Errorf("%s: must not be empty", KeyUserID))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is not one of debug, info, warn, error", KeyLogLevel, c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// IsPostgres reports whether a database URL names PostgreSQL.
+func IsPostgres(dbURL string) bool {
+	return strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://")
+}
+
+// ValidateDatabaseURL checks the shape of a database URL or SQLite path.
+func ValidateDatabaseURL(dbURL string) error {
+	if strings.TrimSpace(dbURL) == "" {
+		return errors.New("empty database URL")
+	}
+	if strings.ContainsRune(dbURL, 0) {
+		return errors.New("database URL contains a NUL byte")
+	}
+	if IsPostgres(dbURL) {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			return fmt.Errorf("invalid PostgreSQL URL %s", MaskURL(dbURL))
+		}
+		if u.Host == "" && u.Query().Get("host") == "" {
+			return fmt.Errorf("PostgreSQL URL %s has no host", MaskURL(dbURL))
+		}
+		return nil
+	}
+	if i := strings.Index(dbURL, "://"); i > 0 && !strings.HasPrefix(dbURL, "file:") {
+		return fmt.Errorf("unsupported database scheme %q (use postgres:// or a SQLite file path)", dbURL[:i])
+	}
+	return nil
+}
+
+// MaskURL hides the password of a database URL, for logs and `remstore env`.
+func MaskURL(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		// Unparseable: hide everything between "://" and "@".
+		if i, j := strings.Index(dbURL, "://"), strings.LastIndex(dbURL, "@"); i >= 0 && j > i {
+			return dbURL[:i+3] + "***" + dbURL[j:]
+		}
+		return dbURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// FindDotEnv returns the nearest .env in dir or up to four of its parents.
+func FindDotEnv(dir string) string {
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return ""
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+	for range 5 {
+		p := filepath.Join(dir, ".env")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return ""
+}
+
+// DefaultSQLitePath is remstore.db in the user's data directory:
+// $XDG_DATA_HOME/remstore, else ~/.local/share/remstore (Linux and BSD),
+// ~/Library/Application Support/remstore (macOS), %LocalAppData%\remstore
+// (Windows); the temp directory when no home is known.
+func DefaultSQLitePath() string {
+	return filepath.Join(dataDir(), "remstore", "remstore.db")
+}
+
+func dataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d
+		}
+	case "darwin":
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, "Library", "Application Support")
+		}
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "share")
+	}
+	return os.TempDir()
+}
