@@ -1,0 +1,128 @@
+package compressor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/remstore/remstore/models"
+)
+
+// DefaultTruncateLength is T when none is given.
+const DefaultTruncateLength = 200
+
+// Errors returned by this package.
+var (
+	ErrInvalidUTF8       = errors.New("content is not valid UTF-8")
+	ErrBadTruncateLength = errors.New("truncate length must be >= 1")
+)
+
+// Compressor cuts messages longer than 2T code points.
+type Compressor struct{ t int }
+
+// New returns a compressor with truncate length t (>= 1).
+func New(t int) (*Compressor, error) {
+	if t < 1 {
+		return nil, fmt.Errorf("%w, got %d", ErrBadTruncateLength, t)
+	}
+	return &Compressor{t: t}, nil
+}
+
+// Default is a compressor with T = 200.
+var Default = &Compressor{t: DefaultTruncateLength}
+
+// TruncateLength returns T.
+func (c *Compressor) TruncateLength() int { return c.t }
+
+// Compressible reports whether Compress would cut m: its content is longer
+// than 2T code points and its role is not system. It does not look at other
+// roles; ShouldCompressOnLoad adds the load-time rule.
+func (c *Compressor) Compressible(m models.HistoryMessage) bool {
+	return m.Role != models.RoleSystem && utf8.RuneCountInString(m.Content) > 2*c.t
+}
+
+// ShouldCompressOnLoad is the load-time rule of SPEC §3: only assistant
+// messages (assistant, model) longer than 2T are cut; user, tool and system
+// messages never are.
+func (c *Compressor) ShouldCompressOnLoad(m models.HistoryMessage) bool {
+	return m.Role.Normalize() == models.RoleAssistant && m.Role != "" && c.Compressible(m)
+}
+
+// Compress returns m with its content cut to the first and last T code points
+// around a hint, and the _compressed, _original_length and (with a key)
+// _entity_key flags set. Messages that are not Compressible come back as
+// they are. The input is never modified.
+func (c *Compressor) Compress(m models.HistoryMessage, key string) (models.HistoryMessage, error) {
+	out := m.Clone()
+	if !utf8.ValidString(m.Content) {
+		return out, ErrInvalidUTF8
+	}
+	if !c.Compressible(m) {
+		return out, nil
+	}
+	n := utf8.RuneCountInString(m.Content)
+	head, tail := splitRunes(m.Content, c.t, n-c.t)
+	var hint string
+	if key != "" {
+		hint = "\n\n... [Message truncated - REM LOOKUP " + key + " to recover full content] ...\n\n"
+	} else {
+		hint = "\n\n... [Message truncated - " + strconv.Itoa(n-2*c.t) + " characters omitted] ...\n\n"
+	}
+	out.Content = head + hint + tail
+	out.Compressed = true
+	out.OriginalLength = n
+	out.EntityKey = key
+	return out, nil
+}
+
+// splitRunes returns s up to code point i and s from code point j on.
+func splitRunes(s string, i, j int) (string, string) {
+	bi, bj := len(s), len(s)
+	k := 0
+	for off := range s {
+		if k == i {
+			bi = off
+		}
+		if k == j {
+			bj = off
+			break
+		}
+		k++
+	}
+	return s[:bi], s[bj:]
+}
+
+// Decompress restores the full content and drops the three flags.
+func Decompress(m models.HistoryMessage, full string) models.HistoryMessage {
+	out := m.Clone()
+	out.Content = full
+	out.Compressed, out.OriginalLength, out.EntityKey = false, 0, ""
+	return out
+}
+
+// IsCompressed reports whether m carries the _compressed flag.
+func IsCompressed(m models.HistoryMessage) bool { return m.Compressed }
+
+// EntityKey returns the REM LOOKUP key of a compressed message.
+func EntityKey(m models.HistoryMessage) (string, bool) {
+	return m.EntityKey, m.Compressed && m.EntityKey != ""
+}
+
+// CompressHistory applies the load-time rule to a whole history, the key of
+// message i being BuildKey(sessionID, i). The input is not modified.
+func (c *Compressor) CompressHistory(sessionID string, msgs []models.HistoryMessage) ([]models.HistoryMessage, error) {
+	out := make([]models.HistoryMessage, len(msgs))
+	for i, m := range msgs {
+		if !c.ShouldCompressOnLoad(m) {
+			out[i] = m.Clone()
+			continue
+		}
+		cm, err := c.Compress(m, BuildKey(sessionID, i))
+		if err != nil {
+			return nil, &models.FieldError{Index: i, Field: "content", Reason: err.Error()}
+		}
+		out[i] = cm
+	}
+	return out, nil
+}

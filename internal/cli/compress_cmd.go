@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/models"
+)
+
+func newCompressCmd(e *env) *cobra.Command {
+	var sessionID string
+	cmd := &cobra.Command{
+		Use:   "compress --session-id ID",
+		Short: "Apply load-time compression to a JSON history read on stdin",
+		Long: `Reads a JSON array of history messages on stdin and writes it back with every
+assistant message longer than 2T code points cut to its first and last T code
+points around a REM LOOKUP hint. The key of element i is session-{ID}-msg-{i},
+ID used verbatim (keys over 255 code points are cut with an MD5 suffix).
+Other keys of each message pass through unchanged. No database is used.`,
+		Example: `  echo '[{"role":"assistant","content":"..."}]' | remstore compress --session-id abc --truncate-length 50`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := compressor.New(e.cfg.TruncateLength)
+			if err != nil {
+				return usageErr("--truncate-length: %v", err)
+			}
+			in, err := e.readInput("stdin")
+			if err != nil {
+				return err
+			}
+			msgs, err := models.DecodeHistory(in)
+			if err != nil {
+				return usageErr("stdin: %v", err)
+			}
+			out, err := c.CompressHistory(sessionID, msgs)
+			if err != nil {
+				return usageErr("stdin: %v", err)
+			}
+			return models.EncodeHistory(e.stdout, out)
+		},
+	}
+	cmd.Flags().StringVar(&sessionID, "session-id", "", "session id used verbatim in the keys (required)")
+	_ = cmd.MarkFlagRequired("session-id")
+	return cmd
+}
