@@ -1,0 +1,57 @@
+package dbtest
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// PeerMessage is a message as the Python peer's store_session_messages gets it.
+type PeerMessage struct {
+	Role, Content string
+	Timestamp     *string
+	ToolCallID    string
+	ToolName      string
+	ToolArguments any
+}
+
+// PeerStore writes msgs the way the Python peer does: the session row created
+// if missing, then one INSERT per message (its own round trip), metadata
+// {message_index: position in this batch, timestamp} plus tool fields for tool
+// messages, no entity_key, tool_calls left to the column default, created_at
+// from the caller's clock. at(i) gives message i's created_at.
+func PeerStore(ctx context.Context, db bun.IDB, sessionID uuid.UUID, userID string, msgs []PeerMessage, at func(i int) time.Time) ([]uuid.UUID, error) {
+	_, err := db.ExecContext(ctx, `INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
+		VALUES (?, ?, 'active', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		sessionID, sessionID.String(), userID, userID, at(0), at(0))
+	if err != nil {
+		return nil, err
+	}
+	var ids []uuid.UUID
+	for i, m := range msgs {
+		meta := map[string]any{"message_index": i, "timestamp": m.Timestamp}
+		if m.Role == "tool" {
+			if m.ToolCallID != "" {
+				meta["tool_call_id"] = m.ToolCallID
+			}
+			if m.ToolName != "" {
+				meta["tool_name"] = m.ToolName
+			}
+			if m.ToolArguments != nil {
+				meta["tool_arguments"] = m.ToolArguments
+			}
+		}
+		b, _ := json.Marshal(meta)
+		id := uuid.New()
+		_, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, sessionID, m.Role, m.Content, string(b), userID, userID, at(i), at(i))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

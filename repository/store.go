@@ -1,0 +1,617 @@
+package repository
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/models"
+)
+
+// SessionNamespace is the UUIDv5 namespace that maps session keys which are
+// not UUIDs to the UUID stored in sessions.id and messages.session_id:
+// 52201df2-8d00-59ec-8da2-59ec0060ce05, which is
+// UUIDv5(NameSpaceURL, "https://github.com/remstore/remstore/session").
+// So "chat-42" is always UUIDv5(SessionNamespace, "chat-42"), in any language.
+var SessionNamespace = uuid.MustParse("52201df2-8d00-59ec-8da2-59ec0060ce05")
+
+// SessionUUID maps a session key to its UUID: a UUID (any form uuid.Parse
+// accepts) is itself; any other non-empty string is UUIDv5(SessionNamespace, key).
+func SessionUUID(key string) (uuid.UUID, error) {
+	if err := checkID("session_id", key, MaxSessionKeyLength); err != nil {
+		return uuid.Nil, err
+	}
+	if id, err := uuid.Parse(key); err == nil {
+		return id, nil
+	}
+	return uuid.NewSHA1(SessionNamespace, []byte(key)), nil
+}
+
+// Store is the session message store bound to one user id, the tenant: it
+// writes tenant_id = UserID and reads only that tenant's rows.
+type Store struct {
+	db      *bun.DB
+	pg      bool
+	userID  string
+	comp    *compressor.Compressor
+	enabled bool
+	now     func() time.Time
+}
+
+// StoreOptions configures NewStore.
+type StoreOptions struct {
+	// UserID is the tenant; required.
+	UserID string
+	// TruncateLength is T for load-time compression; 0 means 200.
+	TruncateLength int
+	// Disabled turns storage off (POSTGRES_ENABLED not true): storing returns
+	// the messages unchanged, loading returns nothing, lookups find nothing.
+	Disabled bool
+	// Now is the clock for created_at; nil means time.Now.
+	Now func() time.Time
+}
+
+// NewStore returns a store on db (migrated with Migrate).
+func NewStore(db *bun.DB, o StoreOptions) (*Store, error) {
+	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
+		return nil, err
+	}
+	t := o.TruncateLength
+	if t == 0 {
+		t = compressor.DefaultTruncateLength
+	}
+	c, err := compressor.New(t)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, pg: db != nil && IsPostgres(db), userID: o.UserID, comp: c, enabled: !o.Disabled, now: now}, nil
+}
+
+// UserID returns the tenant the store is bound to.
+func (s *Store) UserID() string { return s.userID }
+
+// Enabled reports whether storage is on.
+func (s *Store) Enabled() bool { return s.enabled }
+
+// DB returns the database handle.
+func (s *Store) DB() *bun.DB { return s.db }
+
+// StoreResult says what a store call wrote.
+type StoreResult struct {
+	SessionID uuid.UUID
+	// Keys[i] is the REM LOOKUP key of message i; IDs[i] its row id.
+	Keys []string
+	IDs  []uuid.UUID
+	// Existing counts messages whose id was already stored in this session
+	// (a retried call): they were not written again.
+	Existing int
+}
+
+// StoreMessages writes msgs, uncompressed, as the next messages of the
+// session, in one transaction: all or nothing. userID is written as user_id
+// ("" = the store's). Concurrent calls on one session are serialized, so
+// indexes are gap-free and each call's messages are contiguous.
+func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	res := StoreResult{SessionID: sid}
+	if !s.enabled {
+		return res, nil
+	}
+	if userID == "" {
+		userID = s.userID
+	}
+	if err := checkID("user_id", userID, models.MaxIDLen); err != nil {
+		return res, err
+	}
+	if err := validateBatch(msgs); err != nil {
+		return res, err
+	}
+	if len(msgs) == 0 {
+		return res, nil
+	}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID)
+		return err
+	})
+	if err != nil {
+		return StoreResult{SessionID: sid}, fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
+	}
+	return res, nil
+}
+
+// StoreMessage stores one message and returns its REM LOOKUP key.
+func (s *Store) StoreMessage(ctx context.Context, sessionKey string, msg models.HistoryMessage, userID string) (string, error) {
+	res, err := s.StoreMessages(ctx, sessionKey, []models.HistoryMessage{msg}, userID)
+	if err != nil || len(res.Keys) == 0 {
+		return "", err
+	}
+	return res.Keys[0], nil
+}
+
+func (s *Store) storeTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
+	res := StoreResult{SessionID: sid, Keys: make([]string, len(msgs)), IDs: make([]uuid.UUID, len(msgs))}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	if s.pg {
+		// One writer per session at a time; SQLite's BEGIN IMMEDIATE
+		// already serializes all writers.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(sid)); err != nil {
+			return res, fmt.Errorf("lock session: %w", err)
+		}
+	}
+	status, err := ensureSession(ctx, tx, sid, sessionKey, userID, s.userID, now)
+	if err != nil {
+		return res, err
+	}
+	if status != "" && status != models.StatusActive {
+		return res, fmt.Errorf("%w: status is %q", ErrSessionNotActive, status)
+	}
+	skip, err := s.existingIDs(ctx, tx, sid, msgs, &res)
+	if err != nil {
+		return res, err
+	}
+	var n int
+	var last dbTime
+	err = tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN tenant_id = ? THEN 1 ELSE 0 END), 0), MAX(created_at)
+		FROM messages WHERE session_id = ?`, s.userID, sid).Scan(ctx, &n, &last)
+	if err != nil {
+		return res, fmt.Errorf("read session position: %w", err)
+	}
+	// created_at strictly increases within the session, whatever the clock
+	// does, so that the peer (which orders by created_at alone) agrees.
+	base := now
+	if last.Valid && !base.After(last.Time) {
+		base = last.Time.Add(time.Microsecond)
+	}
+	rows := make([]*models.Message, 0, len(msgs))
+	for i, m := range msgs {
+		if skip[i] {
+			continue
+		}
+		idx := n + len(rows)
+		key := compressor.BuildKey(sid.String(), idx)
+		row, err := newRow(m, sid, idx, key, userID, s.userID, base.Add(time.Duration(len(rows))*time.Microsecond))
+		if err != nil {
+			return res, &models.FieldError{Index: i, Reason: err.Error()}
+		}
+		rows = append(rows, row)
+		res.Keys[i], res.IDs[i] = key, row.ID
+	}
+	const chunk = 1000
+	for lo := 0; lo < len(rows); lo += chunk {
+		part := rows[lo:min(lo+chunk, len(rows))]
+		if _, err := tx.NewInsert().Model(&part).Exec(ctx); err != nil {
+			return res, fmt.Errorf("insert messages: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// lockKey is the advisory-lock key of a session.
+func lockKey(sid uuid.UUID) int64 {
+	return int64(binary.BigEndian.Uint64(sid[:8]) ^ binary.BigEndian.Uint64(sid[8:]))
+}
+
+// ensureSession creates the session row on first store (SPEC §2) and marks
+// activity on later ones; it returns the session's status.
+func ensureSession(ctx context.Context, db bun.IDB, sid uuid.UUID, sessionKey, userID, tenantID string, now time.Time) (string, error) {
+	sess := &models.Session{
+		ID: sid, Name: models.Ptr(sessionKey), Status: models.StatusActive,
+		UserID: models.Ptr(userID), TenantID: models.Ptr(tenantID),
+		CreatedAt: now, UpdatedAt: now,
+	}
+	var status sql.NullString
+	err := db.NewInsert().Model(sess).
+		On("CONFLICT (id) DO UPDATE").Set("updated_at = EXCLUDED.updated_at").
+		Returning("status").Scan(ctx, &status)
+	if err != nil {
+		return "", fmt.Errorf("ensure session: %w", err)
+	}
+	return status.String, nil
+}
+
+// existingIDs finds messages whose caller-given id is already stored. In
+// this session and tenant it is a retry: the message is skipped and keeps its
+// key. Anywhere else the id is taken and the call fails.
+func (s *Store) existingIDs(ctx context.Context, tx bun.Tx, sid uuid.UUID, msgs []models.HistoryMessage, res *StoreResult) (map[int]bool, error) {
+	byID := map[uuid.UUID]int{}
+	for i, m := range msgs {
+		if m.ID != "" {
+			byID[uuid.MustParse(m.ID)] = i // validated
+		}
+	}
+	if len(byID) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	var found []struct {
+		ID        uuid.UUID `bun:"id"`
+		SessionID uuid.UUID `bun:"session_id"`
+		TenantID  *string   `bun:"tenant_id"`
+		Key       *string   `bun:"ek"`
+	}
+	err := tx.NewRaw("SELECT id, session_id, tenant_id, "+entityKeyExpr(s.pg)+" AS ek FROM messages WHERE id IN (?)",
+		bun.List(ids)).Scan(ctx, &found)
+	if err != nil {
+		return nil, fmt.Errorf("check message ids: %w", err)
+	}
+	skip := map[int]bool{}
+	for _, f := range found {
+		i := byID[f.ID]
+		if f.SessionID != sid || f.TenantID == nil || *f.TenantID != s.userID {
+			return nil, fieldErr(i, "id", "already used by another message")
+		}
+		skip[i] = true
+		res.IDs[i], res.Existing = f.ID, res.Existing+1
+		if f.Key != nil {
+			res.Keys[i] = *f.Key
+		}
+	}
+	return skip, nil
+}
+
+// newRow builds the row of SPEC §2 for one message.
+func newRow(m models.HistoryMessage, sid uuid.UUID, idx int, key, userID, tenantID string, at time.Time) (*models.Message, error) {
+	id := uuid.New()
+	if m.ID != "" {
+		id = uuid.MustParse(m.ID) // validated
+	}
+	meta := models.JSONMap{"message_index": idx, "entity_key": key, "timestamp": nil}
+	if m.Timestamp != nil {
+		meta["timestamp"] = *m.Timestamp
+	}
+	if m.Role.IsTool() {
+		if m.ToolCallID != "" {
+			meta["tool_call_id"] = m.ToolCallID
+		}
+		if m.ToolName != "" {
+			meta["tool_name"] = m.ToolName
+		}
+		if m.ToolArguments != nil {
+			meta["tool_arguments"] = json.RawMessage(m.ToolArguments)
+		}
+	}
+	row := &models.Message{
+		ID: id, SessionID: sid, Role: m.Role, Content: m.Content, Metadata: meta,
+		UserID: models.Ptr(userID), TenantID: models.Ptr(tenantID), CreatedAt: at, UpdatedAt: at,
+	}
+	for _, f := range m.Extra {
+		if string(f.Value) == "null" {
+			continue
+		}
+		switch f.Key {
+		case "model", "agent_schema":
+			meta[f.Key] = f.Value
+		case "trace_id":
+			v, _ := m.ExtraString(f.Key)
+			row.TraceID = models.Ptr(v)
+		case "span_id":
+			v, _ := m.ExtraString(f.Key)
+			row.SpanID = models.Ptr(v)
+		case "tool_calls":
+			var list []json.RawMessage
+			if err := json.Unmarshal(f.Value, &list); err != nil {
+				return nil, errors.New(`field "tool_calls": must be a list`)
+			}
+			if len(list) > 0 {
+				row.ToolCalls = models.NullJSON(`{"items":` + string(f.Value) + `}`)
+			}
+		}
+	}
+	return row, nil
+}
+
+// LoadOptions controls Load.
+type LoadOptions struct {
+	// NoCompress returns every message in full (export, debugging).
+	NoCompress bool
+	// Since, when set, returns only messages created after it. Keys and
+	// positions still count every earlier message.
+	Since time.Time
+}
+
+type loadedRow struct {
+	role      models.Role
+	content   string
+	meta      models.JSONMap
+	createdAt time.Time
+	deleted   bool
+	key       string // stored entity_key, "" if none
+}
+
+// Load returns the tenant's messages of the session in order, soft-deleted
+// rows left out, with long assistant messages compressed (SPEC §3-4).
+func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]models.HistoryMessage, error) {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil {
+		return nil, err
+	}
+	if !s.enabled {
+		return []models.HistoryMessage{}, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT role, content, metadata, created_at, deleted_at
+		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`, sid, s.userID)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", sid, err)
+	}
+	defer rows.Close()
+	var all []loadedRow
+	stored := map[string]bool{}
+	for rows.Next() {
+		var r loadedRow
+		var created, deleted dbTime
+		if err := rows.Scan(&r.role, &r.content, &r.meta, &created, &deleted); err != nil {
+			return nil, fmt.Errorf("load session %s: %w", sid, err)
+		}
+		r.createdAt, r.deleted = created.Time, deleted.Valid
+		if k, ok := r.meta["entity_key"].(string); ok && k != "" {
+			r.key = k
+			stored[k] = true
+		}
+		all = append(all, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load session %s: %w", sid, err)
+	}
+	out := make([]models.HistoryMessage, 0, len(all))
+	for p, r := range all {
+		if r.deleted || (!o.Since.IsZero() && !r.createdAt.After(o.Since)) {
+			continue
+		}
+		m := toHistory(r)
+		if !o.NoCompress && s.comp.ShouldCompressOnLoad(m) {
+			key := r.key
+			if key == "" {
+				key = compressor.BuildKey(sid.String(), p)
+				// A row without a stored key takes the key of its position,
+				// unless another row already holds that key (rows written
+				// out of clock order): then it is cut without a key rather
+				// than with one that finds another message.
+				if stored[key] {
+					key = ""
+				}
+			}
+			if m, err = s.comp.Compress(m, key); err != nil {
+				return nil, fmt.Errorf("load session %s: message %d: %w", sid, p, err)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func toHistory(r loadedRow) models.HistoryMessage {
+	role := r.role
+	if role == "" {
+		role = models.RoleAssistant
+	}
+	ts := models.FormatTimestamp(r.createdAt)
+	m := models.HistoryMessage{Role: role, Content: r.content, Timestamp: &ts}
+	if role.IsTool() {
+		if v, ok := r.meta["tool_call_id"].(string); ok {
+			m.ToolCallID = v
+		}
+		if v, ok := r.meta["tool_name"].(string); ok {
+			m.ToolName = v
+		}
+		if v, ok := r.meta["tool_arguments"]; ok && truthy(v) {
+			if b, err := json.Marshal(v); err == nil {
+				m.ToolArguments = b
+			}
+		}
+	}
+	return m
+}
+
+// truthy is Python's truth value of a decoded JSON value: the peer adds
+// tool_arguments only when it is truthy.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		f, err := x.Float64()
+		return err != nil || f != 0
+	case float64:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}
+
+// Lookup returns the full content behind a REM LOOKUP key (bare, or as a
+// "REM LOOKUP <key>" / "LOOKUP <key>" phrase), for the store's tenant only.
+// It tries the stored entity_key (one index probe), then the key's position
+// in its session. ErrNotFound when nothing matches.
+func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
+	k, err := compressor.ParseKey(key)
+	if err != nil {
+		return "", &models.FieldError{Index: -1, Field: "key", Reason: err.Error()}
+	}
+	if !s.enabled {
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	}
+	var content string
+	q := s.db.NewRaw("SELECT content FROM messages WHERE "+entityKeyExpr(s.pg)+" = ? AND tenant_id = ? AND deleted_at IS NULL LIMIT 1",
+		k.Raw, s.userID)
+	err = q.Scan(ctx, &content)
+	if err == nil {
+		return content, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+	}
+	if k.Opaque {
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	}
+	sid, err := SessionUUID(k.SessionID)
+	if err != nil {
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	}
+	// The positional key: the row at index n among the tenant's rows of the
+	// session, counted as Load counts them, if that row has no stored key.
+	var row struct {
+		Content string  `bun:"content"`
+		Key     *string `bun:"ek"`
+		Deleted dbTime  `bun:"deleted_at"`
+	}
+	err = s.db.NewRaw("SELECT content, "+entityKeyExpr(s.pg)+" AS ek, deleted_at FROM messages "+
+		"WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT 1 OFFSET ?",
+		sid, s.userID, k.Index).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	case err != nil:
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+	case row.Deleted.Valid || (row.Key != nil && *row.Key != "" && *row.Key != k.Raw):
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	}
+	return row.Content, nil
+}
+
+// LookupIndex is Lookup by (session, index).
+func (s *Store) LookupIndex(ctx context.Context, sessionKey string, n int) (string, error) {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil {
+		return "", err
+	}
+	if n < 0 {
+		return "", fieldErr(-1, "index", "must be >= 0")
+	}
+	return s.Lookup(ctx, compressor.BuildKey(sid.String(), n))
+}
+
+// Expand is the reload convenience: it returns msgs with every compressed
+// message restored to its full content by key. Messages whose key no longer
+// resolves (deleted since) stay compressed.
+func (s *Store) Expand(ctx context.Context, msgs []models.HistoryMessage) ([]models.HistoryMessage, error) {
+	out := make([]models.HistoryMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Clone()
+		key, ok := compressor.EntityKey(m)
+		if !ok {
+			continue
+		}
+		full, err := s.Lookup(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = compressor.Decompress(m, full)
+	}
+	return out, nil
+}
+
+// EnsureSession creates the session row unless it exists and returns its id.
+func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error) {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil || !s.enabled {
+		return sid, err
+	}
+	if userID == "" {
+		userID = s.userID
+	}
+	if err := checkID("user_id", userID, models.MaxIDLen); err != nil {
+		return sid, err
+	}
+	_, err = ensureSession(ctx, s.db, sid, sessionKey, userID, s.userID, s.now().UTC().Truncate(time.Microsecond))
+	return sid, err
+}
+
+// RenameSession sets the session's name.
+func (s *Store) RenameSession(ctx context.Context, sessionKey, name string) error {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil || !s.enabled {
+		return err
+	}
+	if err := checkText(-1, "name", name, models.MaxSessionName); err != nil {
+		return err
+	}
+	res, err := s.db.NewUpdate().Model((*models.Session)(nil)).
+		Set("name = ?", name).Set("updated_at = ?", s.now().UTC()).
+		Where("id = ?", sid).Where("(tenant_id = ? OR tenant_id IS NULL)", s.userID).Where("deleted_at IS NULL").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("rename session %s: %w", sid, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("rename session %s: %w", sid, ErrNotFound)
+	}
+	return nil
+}
+
+// BestEffort wraps a Store for callers that must not break a stream (SPEC
+// §8): errors are logged and the peer's fallback is returned instead.
+type BestEffort struct {
+	Store *Store
+	Log   *slog.Logger // nil = slog.Default()
+}
+
+func (b BestEffort) log() *slog.Logger {
+	if b.Log != nil {
+		return b.Log
+	}
+	return slog.Default()
+}
+
+// StoreMessages stores and returns msgs as given; failures are logged.
+func (b BestEffort) StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) []models.HistoryMessage {
+	if _, err := b.Store.StoreMessages(ctx, sessionKey, msgs, userID); err != nil {
+		b.log().Error("remstore: store failed", "session", sessionKey, "messages", len(msgs), "err", err)
+	}
+	return msgs
+}
+
+// Load returns the history, or an empty list when loading fails.
+func (b BestEffort) Load(ctx context.Context, sessionKey string, o LoadOptions) []models.HistoryMessage {
+	out, err := b.Store.Load(ctx, sessionKey, o)
+	if err != nil {
+		b.log().Error("remstore: load failed", "session", sessionKey, "err", err)
+		return []models.HistoryMessage{}
+	}
+	return out
+}
+
+// EnsureSession creates the session, ignoring failures.
+func (b BestEffort) EnsureSession(ctx context.Context, sessionKey, userID string) {
+	if _, err := b.Store.EnsureSession(ctx, sessionKey, userID); err != nil {
+		b.log().Warn("remstore: ensure session failed", "session", sessionKey, "err", err)
+	}
+}
+
+// Lookup returns the full text and whether it was found; errors are logged.
+func (b BestEffort) Lookup(ctx context.Context, key string) (string, bool) {
+	s, err := b.Store.Lookup(ctx, key)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		b.log().Error("remstore: lookup failed", "key", key, "err", err)
+	}
+	return s, err == nil
+}

@@ -1,0 +1,168 @@
+package repository
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/remstore/remstore/models"
+)
+
+// Limits on what one store call accepts. Content above MaxContentBytes is
+// rejected rather than written: PostgreSQL takes up to 1 GB in a TEXT, but a
+// message that large is a bug in the caller, and it would have to be held in
+// memory several times over on its way in.
+const (
+	MaxContentBytes     = 64 << 20
+	MaxBatchMessages    = 100_000
+	MaxToolArgsBytes    = 16 << 20
+	MaxJSONDepth        = 256
+	MaxSessionKeyLength = models.MaxSessionName
+)
+
+func fieldErr(i int, field, format string, a ...any) error {
+	return &models.FieldError{Index: i, Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// checkText rejects what PostgreSQL cannot store in a text column: invalid
+// UTF-8 and NUL; maxRunes > 0 also bounds the length in code points
+// (VARCHAR(n) counts characters).
+func checkText(i int, field, s string, maxRunes int) error {
+	if !utf8.ValidString(s) {
+		return fieldErr(i, field, "invalid UTF-8")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return fieldErr(i, field, "contains a NUL byte")
+	}
+	if maxRunes > 0 {
+		if n := utf8.RuneCountInString(s); n > maxRunes {
+			return fieldErr(i, field, "longer than %d characters (%d)", maxRunes, n)
+		}
+	}
+	return nil
+}
+
+// checkJSON rejects JSON that JSONB refuses (the \u0000 escape), nesting
+// deeper than MaxJSONDepth, and invalid UTF-8.
+func checkJSON(i int, field string, raw []byte, maxBytes int) error {
+	if len(raw) > maxBytes {
+		return fieldErr(i, field, "larger than %d bytes", maxBytes)
+	}
+	if !utf8.Valid(raw) {
+		return fieldErr(i, field, "invalid UTF-8")
+	}
+	if !json.Valid(raw) {
+		return fieldErr(i, field, "not valid JSON")
+	}
+	if bytes.Contains(raw, []byte(`\u0000`)) {
+		return fieldErr(i, field, `contains \u0000, which PostgreSQL JSONB cannot store`)
+	}
+	depth, maxDepth, inStr, esc := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	if maxDepth > MaxJSONDepth {
+		return fieldErr(i, field, "nested deeper than %d levels", MaxJSONDepth)
+	}
+	return nil
+}
+
+// validateBatch checks every message before anything is written, so a bad
+// message in the middle of a batch leaves the database untouched.
+func validateBatch(msgs []models.HistoryMessage) error {
+	if len(msgs) > MaxBatchMessages {
+		return fieldErr(-1, "messages", "more than %d messages in one call (%d)", MaxBatchMessages, len(msgs))
+	}
+	ids := map[uuid.UUID]int{}
+	for i, m := range msgs {
+		if err := checkText(i, "role", string(m.Role), models.MaxRoleLen); err != nil {
+			return err
+		}
+		if len(m.Content) > MaxContentBytes {
+			return fieldErr(i, "content", "larger than %d MiB (%d bytes)", MaxContentBytes>>20, len(m.Content))
+		}
+		if err := checkText(i, "content", m.Content, 0); err != nil {
+			return err
+		}
+		if m.ID != "" {
+			id, err := uuid.Parse(m.ID)
+			if err != nil {
+				return fieldErr(i, "id", "not a UUID: %q", truncate(m.ID, 60))
+			}
+			if j, dup := ids[id]; dup {
+				return fieldErr(i, "id", "same id as message %d", j)
+			}
+			ids[id] = i
+		}
+		if m.Timestamp != nil {
+			if err := checkText(i, "timestamp", *m.Timestamp, 64); err != nil {
+				return err
+			}
+		}
+		for _, f := range []struct{ name, v string }{{"tool_call_id", m.ToolCallID}, {"tool_name", m.ToolName}} {
+			if err := checkText(i, f.name, f.v, 1024); err != nil {
+				return err
+			}
+		}
+		if m.ToolArguments != nil {
+			if err := checkJSON(i, "tool_arguments", m.ToolArguments, MaxToolArgsBytes); err != nil {
+				return err
+			}
+		}
+		for _, f := range m.Extra {
+			if err := checkText(i, f.Key, f.Key, 256); err != nil {
+				return err
+			}
+			limit := MaxToolArgsBytes
+			switch f.Key {
+			case "trace_id", "span_id":
+				s, ok := m.ExtraString(f.Key)
+				if !ok && string(f.Value) != "null" {
+					return fieldErr(i, f.Key, "must be a string")
+				}
+				if err := checkText(i, f.Key, s, models.MaxIDLen); err != nil {
+					return err
+				}
+			case "model", "agent_schema", "tool_calls":
+			default:
+				continue // other keys are not stored, as with the peer
+			}
+			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkID validates a session key or user id.
+func checkID(field, s string, maxRunes int) error {
+	if strings.TrimSpace(s) == "" {
+		return fieldErr(-1, field, "must not be empty")
+	}
+	return checkText(-1, field, s, maxRunes)
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
