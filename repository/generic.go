@@ -208,4 +208,3 @@ func (r *Repository[T]) affected(res execResult, err error) func(string, uuid.UU
 		return nil
 	}
 }
-
