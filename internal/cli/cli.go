@@ -150,6 +150,10 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 	root.AddCommand(
 		newEnvCmd(e),
 		newCompressCmd(e),
+		newStoreCmd(e),
+		newLoadCmd(e),
+		newLookupCmd(e),
+		newConvertCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,174 @@
+package convert
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/remstore/remstore/fixtures"
+	"github.com/remstore/remstore/models"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under fixtures/histories/golden")
+
+var fixedNow = func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// GoldenSystemPrompt is what the golden files and the Python suite pass.
+const GoldenSystemPrompt = "You are a test agent."
+
+// The golden outputs; the Python interop suite validates each with both
+// pydantic-ai versions and checks the binary produces the same bytes.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(fixtures.Path("histories", "*.json"))
+	if len(files) < 20 {
+		t.Fatalf("only %d history fixtures", len(files))
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := models.DecodeHistory(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := JSON(h, Options{SystemPrompt: GoldenSystemPrompt, Now: fixedNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := JSON(h, Options{SystemPrompt: GoldenSystemPrompt, Now: fixedNow})
+			if !bytes.Equal(got, again) {
+				t.Fatal("conversion is not deterministic")
+			}
+			gf := fixtures.Path("histories", "golden", name+".pydantic.json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(gf), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(gf, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(gf)
+			if err != nil {
+				t.Fatalf("%v (run go test ./convert -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s\n got %s\nwant %s", gf, got, want)
+			}
+		})
+	}
+}
+
+// Hand-worked cases for each rule of SPEC §5.
+func TestRules(t *testing.T) {
+	t.Parallel()
+	ts := "2024-01-15T10:30:00+00:00"
+	tool := func(content, id, name string, args string) models.HistoryMessage {
+		m := models.HistoryMessage{Role: "tool", Content: content, ToolCallID: id, ToolName: name, Timestamp: &ts}
+		if args != "" {
+			m.ToolArguments = []byte(args)
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		in   []models.HistoryMessage
+		sys  string
+		want string
+	}{
+		{"empty", nil, "", `[]`},
+		{"system prompt on empty history", nil, "S",
+			`[{"parts":[{"content":"S","timestamp":"2025-01-01T00:00:00Z","part_kind":"system-prompt"}],"kind":"request"}]`},
+		{"stored system skipped, user kept", []models.HistoryMessage{{Role: "system", Content: "x", Timestamp: &ts}, {Role: "user", Content: "hi", Timestamp: &ts}}, "",
+			`[{"parts":[{"content":"hi","timestamp":"2024-01-15T10:30:00Z","part_kind":"user-prompt"}],"kind":"request"}]`},
+		{"empty assistant alone yields nothing", []models.HistoryMessage{{Role: "assistant"}}, "", `[]`},
+		{"assistant with two tools, ids and names synthesized",
+			[]models.HistoryMessage{{Role: "assistant", Content: "A", Timestamp: &ts}, tool(`{"r":1}`, "", "a.b", ""), tool("oops", "c2", "", `[1]`)}, "",
+			`[{"parts":[{"tool_name":"a_b","args":{"r":1},"tool_call_id":"call_1","part_kind":"tool-call"},` +
+				`{"tool_name":"unknown_tool","args":{},"tool_call_id":"c2","part_kind":"tool-call"},{"content":"A","part_kind":"text"}],` +
+				`"usage":{"input_tokens":0,"cache_write_tokens":0,"cache_read_tokens":0,"output_tokens":0,"input_audio_tokens":0,"cache_audio_read_tokens":0,"output_audio_tokens":0,"details":{}},` +
+				`"model_name":"recovered","timestamp":"2024-01-15T10:30:00Z","kind":"response"},` +
+				`{"parts":[{"tool_name":"a_b","content":{"r":1},"tool_call_id":"call_1","timestamp":"2024-01-15T10:30:00Z","part_kind":"tool-return"},` +
+				`{"tool_name":"unknown_tool","content":{"raw":"oops"},"tool_call_id":"c2","timestamp":"2024-01-15T10:30:00Z","part_kind":"tool-return"}],"kind":"request"}]`},
+	}
+	for _, tc := range cases {
+		got, err := JSON(tc.in, Options{SystemPrompt: tc.sys, Now: fixedNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(got)) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCallArgs(t *testing.T) {
+	t.Parallel()
+	cases := map[string][2]string{ // tool_arguments, content -> args
+		"object args":           {`{"a":1}`, `x`},
+		"list args":             {`[1,2]`, `{"c":1}`},
+		"number args":           {`7`, `{}`},
+		"string holding obj":    {`"{\"s\":1}"`, ``},
+		"string not json":       {`"nope"`, ``},
+		"null args -> content":  {`null`, `{"c":2}`},
+		"no args, list content": {``, `[1]`},
+		"no args, bad content":  {``, `{`},
+	}
+	want := map[string]string{
+		"object args": `{"a":1}`, "list args": `{}`, "number args": `{}`, "string holding obj": `{"s":1}`,
+		"string not json": `{}`, "null args -> content": `{"c":2}`, "no args, list content": `{}`, "no args, bad content": `{}`,
+	}
+	for name, c := range cases {
+		m := models.HistoryMessage{Role: "tool", Content: c[1]}
+		if c[0] != "" {
+			m.ToolArguments = []byte(c[0])
+		}
+		if got := string(callArgs(&m)); got != want[name] {
+			t.Errorf("%s: got %s want %s", name, got, want[name])
+		}
+	}
+}
+
+func TestSanitizeToolName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "unknown_tool", "ok_name-1": "ok_name-1", "web.search": "web_search",
+		"mcp:server/tool name": "mcp_server_tool_name", "résumé": "r_sum_", "😀x": "_x"} {
+		if got := SanitizeToolName(in); got != want {
+			t.Errorf("SanitizeToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzConvert(f *testing.F) {
+	files, _ := filepath.Glob(fixtures.Path("histories", "*.json"))
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(`[{"role":"tool","content":"\"{\\\"a\\\":1}\""}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := models.DecodeHistory(data)
+		if err != nil {
+			return
+		}
+		out := Convert(h, Options{SystemPrompt: "s", Now: fixedNow})
+		for _, m := range out {
+			for _, p := range m.Parts {
+				if p.PartKind == "tool-call" && (len(p.Args) == 0 || p.Args[0] != '{' || p.ToolCallID == "") {
+					t.Fatalf("tool-call without object args or id: %+v", p)
+				}
+			}
+		}
+		if _, err := JSON(h, Options{Now: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// openStore opens and migrates the configured database and binds a store to
+// the configured user id. The caller closes the returned store's DB.
+func (e *env) openStore() (*repository.Store, error) {
+	db, err := repository.Open(e.ctx, e.cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := repository.Migrate(e.ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
+	}
+	s, err := repository.NewStore(db, repository.StoreOptions{
+		UserID: e.cfg.UserID, TruncateLength: e.cfg.TruncateLength, Disabled: !e.cfg.StorageEnabled,
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, usageErr("%v", err)
+	}
+	return s, nil
+}
+
+func writeJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func newStoreCmd(e *env) *cobra.Command {
+	var sessionID string
+	cmd := &cobra.Command{
+		Use:   "store --session-id ID",
+		Short: "Store a JSON array of history messages read on stdin, in one transaction",
+		Long: `Reads a JSON array of history messages (SPEC §1) on stdin and stores them,
+uncompressed, as the next messages of the session: all or nothing. Prints
+{"session_id": "<uuid>", "stored": N, "keys": [...]}. A session id that is
+not a UUID is mapped to UUIDv5 in remstore's namespace.`,
+		Example: `  echo '[{"role":"user","content":"Hi"}]' | remstore store --session-id chat-1 --user-id alice`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := e.readInput("stdin")
+			if err != nil {
+				return err
+			}
+			msgs, err := models.DecodeHistory(in)
+			if err != nil {
+				return usageErr("stdin: %v", err)
+			}
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			res, err := s.StoreMessages(e.ctx, sessionID, msgs, "")
+			if err != nil {
+				return err
+			}
+			keys := res.Keys
+			if keys == nil {
+				keys = []string{}
+			}
+			return writeJSON(e, struct {
+				SessionID string   `json:"session_id"`
+				Stored    int      `json:"stored"`
+				Keys      []string `json:"keys"`
+			}{res.SessionID.String(), len(msgs) - res.Existing, keys})
+		},
+	}
+	cmd.Flags().StringVar(&sessionID, "session-id", "", "session id or key (required)")
+	_ = cmd.MarkFlagRequired("session-id")
+	return cmd
+}
+
+func newLoadCmd(e *env) *cobra.Command {
+	var o struct {
+		sessionID, format, systemPrompt, agentName, prompt string
+		noCompress                                         bool
+	}
+	cmd := &cobra.Command{
+		Use:   "load --session-id ID",
+		Short: "Print a session's history, long assistant messages cut with REM LOOKUP keys",
+		Long: `Prints the tenant's messages of the session in order as a JSON array of history
+messages (SPEC §1). Assistant messages longer than 2T code points are cut to a
+REM LOOKUP hint unless --no-compress. With --format pydantic-ai the history is
+converted to pydantic-ai's message JSON (tool calls synthesized); with
+DEBUG_AUDIT_SESSION set, --agent-name and --prompt record what the agent saw.`,
+		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
+			"  remstore load --session-id chat-1 --format pydantic-ai --system-prompt 'You are helpful.'",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.format != "dicts" && o.format != "pydantic-ai" {
+				return usageErr("--format: %q is not dicts or pydantic-ai", o.format)
+			}
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			hist, err := s.Load(e.ctx, o.sessionID, repository.LoadOptions{NoCompress: o.noCompress})
+			if err != nil {
+				return err
+			}
+			if o.format == "dicts" {
+				return models.EncodeHistory(e.stdout, hist)
+			}
+			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
+			e.audit(o.sessionID, o.agentName, o.prompt, hist, len(msgs))
+			return writeJSON(e, msgs)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
+	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
+	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
+	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
+	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")
+	f.StringVar(&o.prompt, "prompt", "", "prompt recorded in the audit dump")
+	_ = cmd.MarkFlagRequired("session-id")
+	return cmd
+}
+
+func newLookupCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "lookup KEY",
+		Short: "Print the full text behind a REM LOOKUP key",
+		Long: `Prints the full content of the message behind the key, and nothing else. KEY may
+be the bare key or a "REM LOOKUP <key>" phrase. Only the --user-id tenant's
+messages are searched. Exit 1 when nothing is found.`,
+		Example: "  remstore lookup --user-id alice 'REM LOOKUP session-3f2a...-msg-4'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			full, err := s.Lookup(e.ctx, args[0])
+			if err != nil {
+				if fe, ok := models.AsFieldError(err); ok {
+					return usageErr("%v", fe)
+				}
+				return err
+			}
+			_, err = fmt.Fprint(e.stdout, full)
+			return err
+		},
+	}
+}
+
+func newConvertCmd(e *env) *cobra.Command {
+	var systemPrompt string
+	return withFlags(&cobra.Command{
+		Use:   "convert",
+		Short: "Convert a JSON history read on stdin to pydantic-ai's message JSON",
+		Long: `Reads a JSON array of history messages on stdin and prints the JSON array that
+pydantic_ai.messages.ModelMessagesTypeAdapter.validate_json accepts (1.42 and
+2.x), with tool-call parts synthesized from the tool messages. No database.`,
+		Example: `  remstore load --session-id chat-1 | remstore convert --system-prompt 'You are helpful.'`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := e.readInput("stdin")
+			if err != nil {
+				return err
+			}
+			hist, err := models.DecodeHistory(in)
+			if err != nil {
+				return usageErr("stdin: %v", err)
+			}
+			out, err := convert.JSON(hist, convert.Options{SystemPrompt: systemPrompt})
+			if err != nil {
+				return err
+			}
+			_, err = e.stdout.Write(out)
+			return err
+		},
+	}, func(c *cobra.Command) {
+		c.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt placed first")
+	})
+}
+
+func withFlags(c *cobra.Command, f func(*cobra.Command)) *cobra.Command { f(c); return c }
