@@ -1,5 +1,5 @@
 # Every target is a thin wrapper; the scripts say what they do.
-.PHONY: demo test build lint fuzz bench
+.PHONY: demo test build lint
 
 demo: ## the main job on the embedded SQLite default
 	go run ./cmd/remstore demo
@@ -13,9 +13,3 @@ build:
 lint:
 	gofmt -l . && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-FUZZTIME ?= 30s
-fuzz: ## run every fuzz target for FUZZTIME each
-	scripts/fuzz.sh $(FUZZTIME)
-
-bench: ## benchmarks against a throwaway PostgreSQL
-	scripts/bench.sh

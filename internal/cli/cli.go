@@ -44,10 +44,6 @@ func usageErr(format string, a ...any) error {
 	return &exitError{ExitUsage, fmt.Errorf(format, a...)}
 }
 
-func notFound(format string, a ...any) error {
-	return &exitError{ExitNotFound, fmt.Errorf(format, a...)}
-}
-
 // env is what every command shares: streams, settings, and the global flags.
 type env struct {
 	ctx            context.Context
@@ -154,6 +150,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newLoadCmd(e),
 		newLookupCmd(e),
 		newConvertCmd(e),
+		newDemoCmd(e),
 	)
 	return root
 }

@@ -85,8 +85,8 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 
 func newLoadCmd(e *env) *cobra.Command {
 	var o struct {
-		sessionID, format, systemPrompt, agentName, prompt string
-		noCompress                                         bool
+		sessionID, format, systemPrompt string
+		noCompress                      bool
 	}
 	cmd := &cobra.Command{
 		Use:   "load --session-id ID",
@@ -94,8 +94,7 @@ func newLoadCmd(e *env) *cobra.Command {
 		Long: `Prints the tenant's messages of the session in order as a JSON array of history
 messages (SPEC §1). Assistant messages longer than 2T code points are cut to a
 REM LOOKUP hint unless --no-compress. With --format pydantic-ai the history is
-converted to pydantic-ai's message JSON (tool calls synthesized); with
-DEBUG_AUDIT_SESSION set, --agent-name and --prompt record what the agent saw.`,
+converted to pydantic-ai's message JSON (tool calls synthesized).`,
 		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
 			"  remstore load --session-id chat-1 --format pydantic-ai --system-prompt 'You are helpful.'",
 		Args: cobra.NoArgs,
@@ -115,9 +114,12 @@ DEBUG_AUDIT_SESSION set, --agent-name and --prompt record what the agent saw.`,
 			if o.format == "dicts" {
 				return models.EncodeHistory(e.stdout, hist)
 			}
-			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
-			e.audit(o.sessionID, o.agentName, o.prompt, hist, len(msgs))
-			return writeJSON(e, msgs)
+			out, err := convert.JSON(hist, convert.Options{SystemPrompt: o.systemPrompt})
+			if err != nil {
+				return err
+			}
+			_, err = e.stdout.Write(out)
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -125,8 +127,6 @@ DEBUG_AUDIT_SESSION set, --agent-name and --prompt record what the agent saw.`,
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
-	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")
-	f.StringVar(&o.prompt, "prompt", "", "prompt recorded in the audit dump")
 	_ = cmd.MarkFlagRequired("session-id")
 	return cmd
 }

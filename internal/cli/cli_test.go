@@ -1,0 +1,157 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/internal/cli"
+	"github.com/remstore/remstore/internal/dbtest"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	code := cli.RunWith(context.Background(), cli.Options{Getenv: getenv, Dir: t.TempDir()}, args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "demo.db")}
+	r := run(t, env, "", "demo")
+	if r.code != 0 {
+		t.Fatalf("demo exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"== 1. store", "REM LOOKUP session-", "equal to the stored text: true", "response tool-call, tool-call, text"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// store -> load -> lookup through the CLI on both databases, with the exit
+// codes of the contract.
+func TestStoreLoadLookup(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"REMSTORE_DB": d.URL(t), "REMSTORE_TRUNCATE_LENGTH": "5"}
+			in := `[{"role":"user","content":"hi"},{"role":"assistant","content":"0123456789abcdef"}]`
+			r := run(t, env, in, "store", "--session-id", "s1", "--user-id", "alice")
+			if r.code != 0 {
+				t.Fatalf("store: %d %s", r.code, r.stderr)
+			}
+			var st struct {
+				SessionID string   `json:"session_id"`
+				Stored    int      `json:"stored"`
+				Keys      []string `json:"keys"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Stored != 2 || len(st.Keys) != 2 {
+				t.Fatalf("store output %q: %v", r.stdout, err)
+			}
+			r = run(t, env, "", "load", "--session-id", "s1", "--user-id", "alice")
+			var hist []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil || len(hist) != 2 || hist[1]["_entity_key"] != st.Keys[1] {
+				t.Fatalf("load: %q %v", r.stdout, err)
+			}
+			r = run(t, env, "", "lookup", "--user-id", "alice", "REM LOOKUP "+st.Keys[1])
+			if r.code != 0 || r.stdout != "0123456789abcdef" {
+				t.Fatalf("lookup: %d %q %s", r.code, r.stdout, r.stderr)
+			}
+			r = run(t, env, "", "lookup", "--user-id", "bob", st.Keys[1])
+			if r.code != cli.ExitNotFound || strings.Count(r.stderr, "\n") != 1 {
+				t.Fatalf("other tenant lookup: %d %q", r.code, r.stderr)
+			}
+			r = run(t, env, "", "lookup", "--user-id", "alice", "not-a-key")
+			if r.code != cli.ExitUsage {
+				t.Fatalf("bad key: %d %q", r.code, r.stderr)
+			}
+			r = run(t, env, `[{"role":"user","content":"a\u0000b"}]`, "store", "--session-id", "s1")
+			if r.code != cli.ExitUsage || !strings.Contains(r.stderr, `message 0: field "content": contains a NUL byte`) {
+				t.Fatalf("NUL: %d %q", r.code, r.stderr)
+			}
+			r = run(t, env, "", "load", "--session-id", "s1", "--user-id", "alice", "--format", "pydantic-ai", "--system-prompt", "S")
+			if r.code != 0 || !strings.Contains(r.stdout, `"part_kind":"system-prompt"`) {
+				t.Fatalf("pydantic-ai load: %d %s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+func TestExitCodesAndErrors(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "x.db")}
+	cases := []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string
+	}{
+		{[]string{"compress", "--session-id", "s"}, `[{"role":"user"}] trailing`, 2, "trailing data"},
+		{[]string{"compress", "--session-id", "s"}, `{"role":"user"}`, 2, "expected a JSON array"},
+		{[]string{"compress", "--session-id", "s"}, `[{"role":"user","role":"x"}]`, 2, "duplicate key"},
+		{[]string{"compress", "--session-id", "s"}, "[{\"role\":\"user\",\"content\":\"\xff\"}]", 2, `field "content": invalid UTF-8`},
+		{[]string{"compress"}, `[]`, 2, "session-id"},
+		{[]string{"nope"}, ``, 2, "unknown command"},
+		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "storage unavailable"},
+		{[]string{"--db", "mysql://x", "load", "--session-id", "s"}, ``, 2, "REMSTORE_DB"},
+	}
+	for _, tc := range cases {
+		r := run(t, env, tc.stdin, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "secret") {
+			t.Errorf("%v: exit %d stderr %q; want exit %d containing %q on one line", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+}
+
+func TestEnvPrecedence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("REMSTORE_USER_ID=from-dotenv\nREMSTORE_TRUNCATE_LENGTH=7\nPOSTGRES__CONNECTION_STRING=postgres://u:hunter2@db/app\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "a", "b")
+	_ = os.MkdirAll(sub, 0o755)
+	var out, errb bytes.Buffer
+	getenv := func(k string) (string, bool) {
+		if k == "REMSTORE_TRUNCATE_LENGTH" {
+			return "9", true
+		}
+		return "", false
+	}
+	code := cli.RunWith(context.Background(), cli.Options{Getenv: getenv, Dir: sub}, []string{"env", "--json", "--user-id", "from-flag"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatal(errb.String())
+	}
+	var got struct {
+		Settings []struct{ Name, Value, Source string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"REMSTORE_USER_ID":         {"from-flag", "flag"},
+		"REMSTORE_TRUNCATE_LENGTH": {"9", "env"},
+		"REMSTORE_DB":              {"postgres://u:xxxxx@db/app", ".env"},
+	}
+	for _, s := range got.Settings {
+		if w, ok := want[s.Name]; ok && (s.Value != w[0] || !strings.HasPrefix(s.Source, w[1])) {
+			t.Errorf("%s = %q from %q, want %q from %q", s.Name, s.Value, s.Source, w[0], w[1])
+		}
+	}
+	if strings.Contains(out.String(), "hunter2") {
+		t.Error("password printed")
+	}
+}
