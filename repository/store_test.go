@@ -512,3 +512,39 @@ func TestLookupUsesIndex(t *testing.T) {
 		t.Fatalf("lookup: %d %v", len(got), err)
 	}
 }
+
+func TestSessionNameAndBestEffort(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		s := newStore(t, db, "A", 200)
+		sid, err := s.EnsureSession(ctx, "named", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RenameSession(ctx, "named", "Trip planning"); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := repository.New[models.Session](db).Get(ctx, sid, "")
+		if err != nil || *sess.Name != "Trip planning" {
+			t.Fatalf("session %+v %v", sess, err)
+		}
+		if err := newStore(t, db, "B", 200).RenameSession(ctx, "named", "x"); !errors.Is(err, repository.ErrNotFound) {
+			t.Fatalf("other tenant renamed the session: %v", err)
+		}
+		be := repository.BestEffort{Store: s}
+		in := []models.HistoryMessage{msg("user", "ok"), msg("user", "bad\x00")}
+		if out := be.StoreMessages(ctx, "named", in, ""); len(out) != 2 {
+			t.Fatalf("best-effort store returned %d messages", len(out))
+		}
+		if got := be.Load(ctx, "named", repository.LoadOptions{}); len(got) != 0 {
+			t.Fatalf("failed batch was written: %d", len(got))
+		}
+		if got := be.Load(ctx, "", repository.LoadOptions{}); got == nil || len(got) != 0 {
+			t.Fatalf("best-effort load of a bad key = %v", got)
+		}
+		if _, ok := be.Lookup(ctx, "session-x-msg-0"); ok {
+			t.Fatal("lookup found something")
+		}
+	})
+}

@@ -105,7 +105,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"compress", "--session-id", "s"}, "[{\"role\":\"user\",\"content\":\"\xff\"}]", 2, `field "content": invalid UTF-8`},
 		{[]string{"compress"}, `[]`, 2, "session-id"},
 		{[]string{"nope"}, ``, 2, "unknown command"},
-		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "storage unavailable"},
+		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "REMSTORE_DB (from flag): storage unavailable"},
 		{[]string{"--db", "mysql://x", "load", "--session-id", "s"}, ``, 2, "REMSTORE_DB"},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/settings"
 )
 
 // openStore opens and migrates the configured database and binds a store to
@@ -16,7 +17,7 @@ import (
 func (e *env) openStore() (*repository.Store, error) {
 	db, err := repository.Open(e.ctx, e.cfg.DatabaseURL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s (from %s): %w", settings.KeyDB, e.cfg.Sources[settings.KeyDB], err)
 	}
 	if err := repository.Migrate(e.ctx, db); err != nil {
 		_ = db.Close()
