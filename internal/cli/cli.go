@@ -193,3 +193,16 @@ func (e *env) readInput(what string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// readHistory reads and decodes the JSON history on stdin.
+func (e *env) readHistory() ([]models.HistoryMessage, error) {
+	in, err := e.readInput("stdin")
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := models.DecodeHistory(in)
+	if err != nil {
+		return nil, usageErr("stdin: %v", err)
+	}
+	return msgs, nil
+}

@@ -24,13 +24,9 @@ Other keys of each message pass through unchanged. No database is used.`,
 			if err != nil {
 				return usageErr("--truncate-length: %v", err)
 			}
-			in, err := e.readInput("stdin")
+			msgs, err := e.readHistory()
 			if err != nil {
 				return err
-			}
-			msgs, err := models.DecodeHistory(in)
-			if err != nil {
-				return usageErr("stdin: %v", err)
 			}
 			out, err := c.CompressHistory(sessionID, msgs)
 			if err != nil {

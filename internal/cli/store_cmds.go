@@ -51,13 +51,9 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 		Example: `  echo '[{"role":"user","content":"Hi"}]' | remstore store --session-id chat-1 --user-id alice`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := e.readInput("stdin")
+			msgs, err := e.readHistory()
 			if err != nil {
 				return err
-			}
-			msgs, err := models.DecodeHistory(in)
-			if err != nil {
-				return usageErr("stdin: %v", err)
 			}
 			s, err := e.openStore()
 			if err != nil {
@@ -171,13 +167,9 @@ pydantic_ai.messages.ModelMessagesTypeAdapter.validate_json accepts (1.42 and
 		Example: `  remstore load --session-id chat-1 | remstore convert --system-prompt 'You are helpful.'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := e.readInput("stdin")
+			hist, err := e.readHistory()
 			if err != nil {
 				return err
-			}
-			hist, err := models.DecodeHistory(in)
-			if err != nil {
-				return usageErr("stdin: %v", err)
 			}
 			out, err := convert.JSON(hist, convert.Options{SystemPrompt: systemPrompt})
 			if err != nil {
