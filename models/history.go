@@ -75,7 +75,9 @@ func (m HistoryMessage) Clone() HistoryMessage {
 	return c
 }
 
-// MarshalJSON writes the message in the peer's key order.
+// MarshalJSON writes the message in the peer's key order. (encoding/json's
+// Marshal escapes <, > and & in what this returns; EncodeHistory and an
+// Encoder with SetEscapeHTML(false) keep them as they are.)
 func (m HistoryMessage) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -256,7 +258,7 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 			if isNull && nullable {
 				return nil
 			}
-			if json.Unmarshal(raw, dst) != nil {
+			if isNull || json.Unmarshal(raw, dst) != nil {
 				return &FieldError{Index: i, Field: k, Reason: "must be a string"}
 			}
 			return nil

@@ -1,0 +1,110 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestPrecedence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("REMSTORE_USER_ID=dot\nREMSTORE_TRUNCATE_LENGTH=11\nREMSTORE_LOG_LEVEL=info\nPOSTGRES__CONNECTION_STRING=postgres://u:p@h/db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(Options{Dir: dir, Flags: map[string]string{KeyUserID: "flag"},
+		Getenv: env(map[string]string{KeyUserID: "env", KeyTruncateLength: "12"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.UserID != "flag" || cfg.TruncateLength != 12 || cfg.LogLevel != "info" || cfg.DatabaseURL != "postgres://u:p@h/db" {
+		t.Errorf("%+v", cfg)
+	}
+	if cfg.Sources[KeyUserID] != "flag" || cfg.Sources[KeyTruncateLength] != "env" || !strings.HasPrefix(cfg.Sources[KeyLogLevel], ".env") ||
+		!strings.Contains(cfg.Sources[KeyDB], KeyPostgresURL) {
+		t.Errorf("sources %v", cfg.Sources)
+	}
+	// REMSTORE_DB beats the peer's variable, whatever layer each is in.
+	cfg, _ = Load(Options{Dir: dir, Getenv: env(map[string]string{KeyDB: "/tmp/x.db"})})
+	if cfg.DatabaseURL != "/tmp/x.db" {
+		t.Errorf("db %s", cfg.DatabaseURL)
+	}
+	cfg, _ = Load(Options{NoDotEnv: true, Getenv: env(nil)})
+	if cfg.DatabaseURL != DefaultSQLitePath() || cfg.UserID != DefaultUserID || cfg.TruncateLength != 200 || !cfg.StorageEnabled || cfg.AuditEnabled {
+		t.Errorf("defaults %+v", cfg)
+	}
+}
+
+func TestDotEnvDiscovery(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	deep := filepath.Join(root, "1", "2", "3", "4", "5")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(root, ".env"), []byte("X=1\n"), 0o600)
+	if got := FindDotEnv(filepath.Join(root, "1", "2", "3", "4")); got != filepath.Join(root, ".env") {
+		t.Errorf("four levels up: %q", got)
+	}
+	if got := FindDotEnv(deep); got == filepath.Join(root, ".env") {
+		t.Errorf("five levels up must not be found")
+	}
+	_ = os.WriteFile(filepath.Join(root, "1", ".env"), []byte("X=2\n"), 0o600)
+	if got := FindDotEnv(filepath.Join(root, "1", "2")); got != filepath.Join(root, "1", ".env") {
+		t.Errorf("nearest first: %q", got)
+	}
+}
+
+func TestPostgresEnabled(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"true": true, "TRUE": true, "True": true, "false": false, "0": false, "yes": false, "": false} {
+		cfg, _ := Load(Options{NoDotEnv: true, Getenv: env(map[string]string{KeyPostgresEnabled: v})})
+		if cfg.StorageEnabled != want {
+			t.Errorf("POSTGRES_ENABLED=%q: enabled %v", v, cfg.StorageEnabled)
+		}
+		warned := len(cfg.Warnings) > 0
+		if wantWarn := !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false"); warned != wantWarn {
+			t.Errorf("POSTGRES_ENABLED=%q: warnings %v", v, cfg.Warnings)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	cases := map[string]map[string]string{
+		KeyTruncateLength: {KeyTruncateLength: "0"},
+		KeyDB:             {KeyDB: "mysql://x"},
+		KeyLogLevel:       {KeyLogLevel: "loud"},
+	}
+	for name, e := range cases {
+		cfg, _ := Load(Options{NoDotEnv: true, Getenv: env(e)})
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n\n") {
+			t.Errorf("%v: %v", e, err)
+		}
+	}
+	cfg, _ := Load(Options{NoDotEnv: true, Getenv: env(map[string]string{KeyTruncateLength: "abc"})})
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), KeyTruncateLength) {
+		t.Errorf("non-integer truncate length: %v", err)
+	}
+}
+
+func TestMaskURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"postgres://u:secret@h:5432/db":       "postgres://u:xxxxx@h:5432/db",
+		"postgres://h/db?password=secret&x=1": "postgres://h/db?password=xxxxx&x=1",
+		"postgres://u@h/db":                   "postgres://u@h/db",
+		"/var/lib/remstore.db":                "/var/lib/remstore.db",
+		"postgres://u:sec ret@h/db%zz":        "postgres://***@h/db%zz",
+	} {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
