@@ -107,3 +107,27 @@ def session_to_pydantic_messages(history: list, system_prompt=None) -> list:
             out.append(ModelRequest(parts=[rt]))
         i += 1
     return out
+
+
+def audit_session_history(session_id, agent_name, prompt, raw_session_history, pydantic_messages_count, audit_dir):
+    """The peer's DEBUG_AUDIT_SESSION dump: read the file, append, rewrite."""
+    import pathlib
+    from datetime import datetime, timezone
+
+    import yaml
+
+    audit_file = pathlib.Path(audit_dir) / f"{session_id}.yaml"
+    data = {"session_id": session_id, "invocations": []}
+    if audit_file.exists():
+        existing = yaml.safe_load(audit_file.read_text())
+        if existing:
+            data = existing
+    data["invocations"].append({
+        "timestamp": datetime.now(timezone.utc).isoformat(),
+        "agent_name": agent_name,
+        "prompt": prompt,
+        "raw_history_count": len(raw_session_history),
+        "pydantic_messages_count": pydantic_messages_count,
+        "raw_session_history": raw_session_history,
+    })
+    audit_file.write_text(yaml.dump(data, default_flow_style=False, allow_unicode=True))

@@ -2,7 +2,7 @@ package models
 
 import (
 	"bytes"
-		"reflect"
+	"reflect"
 	"strings"
 	"testing"
 	"time"

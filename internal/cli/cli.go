@@ -151,6 +151,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newLookupCmd(e),
 		newConvertCmd(e),
 		newDemoCmd(e),
+		newAuditCmd(e),
 	)
 	return root
 }

@@ -155,3 +155,34 @@ func TestEnvPrecedence(t *testing.T) {
 		t.Error("password printed")
 	}
 }
+
+func TestAuditFromLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(dir, "a.db"), "DEBUG_AUDIT_DIR": dir}
+	if r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "../escape"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	// gate off: no file
+	run(t, env, "", "load", "--session-id", "../escape", "--format", "pydantic-ai", "--agent-name", "a")
+	if r := run(t, env, "", "audit", "show", "../escape", "--dir", dir); r.code != cli.ExitNotFound {
+		t.Fatalf("audit file written with the gate off: %d %s", r.code, r.stdout)
+	}
+	env["DEBUG_AUDIT_SESSION"] = "1"
+	for range 2 {
+		if r := run(t, env, "", "load", "--session-id", "../escape", "--format", "pydantic-ai", "--agent-name", "a", "--prompt", "p"); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	r := run(t, env, "", "audit", "show", "../escape", "--dir", dir, "--json")
+	var f struct {
+		SessionID   string           `json:"session_id"`
+		Invocations []map[string]any `json:"invocations"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &f); err != nil || f.SessionID != "../escape" || len(f.Invocations) != 2 {
+		t.Fatalf("%q %v", r.stdout, err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.yaml")); err == nil {
+		t.Fatal("written outside the audit dir")
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -82,8 +83,8 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 
 func newLoadCmd(e *env) *cobra.Command {
 	var o struct {
-		sessionID, format, systemPrompt string
-		noCompress                      bool
+		sessionID, format, systemPrompt, agentName, prompt string
+		noCompress                                         bool
 	}
 	cmd := &cobra.Command{
 		Use:   "load --session-id ID",
@@ -91,7 +92,9 @@ func newLoadCmd(e *env) *cobra.Command {
 		Long: `Prints the tenant's messages of the session in order as a JSON array of history
 messages (SPEC §1). Assistant messages longer than 2T code points are cut to a
 REM LOOKUP hint unless --no-compress. With --format pydantic-ai the history is
-converted to pydantic-ai's message JSON (tool calls synthesized).`,
+converted to pydantic-ai's message JSON (tool calls synthesized); then, when
+DEBUG_AUDIT_SESSION is set, what the agent saw is appended to the session's
+audit file (--agent-name and --prompt name the call).`,
 		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
 			"  remstore load --session-id chat-1 --format pydantic-ai --system-prompt 'You are helpful.'",
 		Args: cobra.NoArgs,
@@ -111,12 +114,11 @@ converted to pydantic-ai's message JSON (tool calls synthesized).`,
 			if o.format == "dicts" {
 				return models.EncodeHistory(e.stdout, hist)
 			}
-			out, err := convert.JSON(hist, convert.Options{SystemPrompt: o.systemPrompt})
-			if err != nil {
-				return err
+			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
+			if e.cfg.AuditEnabled {
+				audit.RecordIn(e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
 			}
-			_, err = e.stdout.Write(out)
-			return err
+			return writeJSON(e, msgs)
 		},
 	}
 	f := cmd.Flags()
@@ -124,6 +126,8 @@ converted to pydantic-ai's message JSON (tool calls synthesized).`,
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
+	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")
+	f.StringVar(&o.prompt, "prompt", "", "prompt recorded in the audit dump")
 	_ = cmd.MarkFlagRequired("session-id")
 	return cmd
 }

@@ -1,0 +1,301 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/remstore/remstore/models"
+)
+
+// Environment variables read on every call, so a running server can flip them.
+const (
+	EnvSwitch = "DEBUG_AUDIT_SESSION"
+	EnvDir    = "DEBUG_AUDIT_DIR"
+)
+
+// Enabled reports whether DEBUG_AUDIT_SESSION is set and not empty.
+func Enabled() bool { return os.Getenv(EnvSwitch) != "" }
+
+// Dir is DEBUG_AUDIT_DIR, or the system temp directory.
+func Dir() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return os.TempDir()
+}
+
+// Invocation is one agent call: what it was asked and the history it got.
+type Invocation struct {
+	Timestamp             time.Time
+	AgentName             string
+	Prompt                string
+	RawSessionHistory     []models.HistoryMessage
+	PydanticMessagesCount int
+}
+
+// Record appends an invocation to the session's file when auditing is on.
+// Errors are logged, never returned: auditing must not break an agent call.
+func Record(sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
+	if !Enabled() {
+		return
+	}
+	RecordIn(Dir(), sessionID, agentName, prompt, raw, pydanticCount)
+}
+
+// RecordIn appends an invocation to the session's file in dir whatever the
+// switch says (the caller has checked it, e.g. from settings), logging errors.
+func RecordIn(dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
+	inv := Invocation{Timestamp: time.Now(), AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount}
+	if err := Append(dir, sessionID, inv); err != nil {
+		slog.Warn("remstore: audit dump failed", "session", sessionID, "err", err)
+	}
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+var windowsReserved = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$`)
+
+// FileName maps a session id to its file name. Ids made only of letters,
+// digits, '.', '_' and '-' (at most 128, not starting with '.', not a Windows
+// device name) keep the peer's name, "{session_id}.yaml". Any other id
+// (path separators, "..", NUL, very long, empty) becomes
+// "~{cleaned prefix}-{sha256 of the id, 32 hex}.yaml": '~' never occurs in a
+// kept name, so the two kinds cannot collide, and the hash keeps escaped ids apart.
+func FileName(sessionID string) string {
+	if safeName.MatchString(sessionID) && !strings.HasPrefix(sessionID, ".") && !windowsReserved.MatchString(sessionID) {
+		return sessionID + ".yaml"
+	}
+	prefix := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return r
+		}
+		return '_'
+	}, sessionID)
+	if len(prefix) > 48 {
+		prefix = prefix[:48]
+	}
+	sum := sha256.Sum256([]byte(sessionID))
+	return "~" + prefix + "-" + hex.EncodeToString(sum[:16]) + ".yaml"
+}
+
+// Path is the file of a session in dir.
+func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(sessionID)) }
+
+// Append adds inv to the session's file in dir, creating dir and the file as
+// needed. Appends from goroutines and processes are serialized by a lock
+// file; the new content goes to a temp file renamed over the old, so a reader
+// never sees half a file. An existing file that does not parse is renamed to
+// "<name>.corrupt-<unix nanos>" and a new one is started.
+func Append(dir, sessionID string, inv Invocation) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("audit dir: %w", err)
+	}
+	path := Path(dir, sessionID)
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return fmt.Errorf("audit lock: %w", err)
+	}
+	defer unlock()
+
+	doc, err := readDoc(path)
+	if err != nil {
+		aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return fmt.Errorf("audit: %v; and cannot set it aside: %w", err, rerr)
+		}
+		slog.Warn("remstore: corrupt audit file set aside", "file", aside, "err", err)
+		doc = nil
+	}
+	if doc == nil {
+		doc = newDoc(sessionID)
+	}
+	node, err := invocationNode(inv)
+	if err != nil {
+		return err
+	}
+	invs := mapValue(doc, "invocations")
+	if invs == nil || invs.Kind != yaml.SequenceNode {
+		invs = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		setMapValue(doc, "invocations", invs)
+	}
+	invs.Content = append(invs.Content, node)
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("audit encode: %w", err)
+	}
+	return writeAtomic(path, buf.Bytes())
+}
+
+func newDoc(sessionID string) *yaml.Node {
+	doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	setMapValue(doc, "session_id", strNode(sessionID))
+	setMapValue(doc, "invocations", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"})
+	return doc
+}
+
+// readDoc returns the top mapping of an existing file, nil when there is no
+// file (or an empty one), and an error when it is not a mapping of YAML.
+func readDoc(path string) (*yaml.Node, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(b)) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("parse %s: not a mapping", path)
+	}
+	return n.Content[0], nil
+}
+
+func invocationNode(inv Invocation) (*yaml.Node, error) {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	setMapValue(m, "timestamp", strNode(models.FormatTimestamp(inv.Timestamp)))
+	setMapValue(m, "agent_name", strNode(inv.AgentName))
+	setMapValue(m, "prompt", strNode(inv.Prompt))
+	setMapValue(m, "raw_history_count", intNode(len(inv.RawSessionHistory)))
+	setMapValue(m, "pydantic_messages_count", intNode(inv.PydanticMessagesCount))
+	hist := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for i, msg := range inv.RawSessionHistory {
+		j, err := msg.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("audit message %d: %w", i, err)
+		}
+		n, err := jsonToNode(j)
+		if err != nil {
+			return nil, fmt.Errorf("audit message %d: %w", i, err)
+		}
+		hist.Content = append(hist.Content, n)
+	}
+	setMapValue(m, "raw_session_history", hist)
+	return m, nil
+}
+
+// jsonToNode turns JSON into a block-style YAML node, keeping key order.
+func jsonToNode(j []byte) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(j, &n); err != nil {
+		return nil, err
+	}
+	var fix func(*yaml.Node)
+	fix = func(x *yaml.Node) {
+		x.Style &^= yaml.FlowStyle
+		if x.Kind == yaml.ScalarNode && x.Tag == "!!str" {
+			x.Style = strStyle(x.Value)
+		}
+		for _, c := range x.Content {
+			fix(c)
+		}
+	}
+	fix(&n)
+	return n.Content[0], nil
+}
+
+func strNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: strStyle(s)}
+}
+
+// strStyle double-quotes strings that a YAML 1.1 reader (PyYAML) would read
+// as something else (timestamps, yes/no, numbers, null) or that hold control
+// characters; yaml.v3 itself only guards against YAML 1.2's resolution.
+func strStyle(s string) yaml.Style {
+	var probe any
+	if s == "" || strings.ContainsAny(s, "\x00\r\t\u0085\u2028\u2029") || yaml11Special.MatchString(s) ||
+		(yaml.Unmarshal([]byte(s), &probe) == nil && !isString(probe)) {
+		return yaml.DoubleQuotedStyle
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' || r == 0x7f || r == 0xfeff {
+			return yaml.DoubleQuotedStyle
+		}
+	}
+	return 0
+}
+
+var yaml11Special = regexp.MustCompile(`(?i)^(y|yes|n|no|on|off|true|false|null|~|[-+]?\.?(inf|nan)|[-+]?[0-9_]+(\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?0[xob][0-9a-f_]+|[0-9]+(:[0-5]?[0-9])+(\.[0-9_]*)?|\d{4}-\d\d?-\d\d?([Tt ].*)?)$`)
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func intNode(n int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: fmt.Sprint(n)}
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func setMapValue(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".audit-*.tmp")
+	if err != nil {
+		return fmt.Errorf("audit temp file: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("audit write: %w", werr)
+	}
+	return nil
+}
+
+// File is an audit file as read back.
+type File struct {
+	SessionID   string           `yaml:"session_id" json:"session_id"`
+	Invocations []map[string]any `yaml:"invocations" json:"invocations"`
+}
+
+// Read parses the session's audit file in dir.
+func Read(dir, sessionID string) (*File, error) {
+	b, err := os.ReadFile(Path(dir, sessionID))
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("parse audit file: %w", err)
+	}
+	return &f, nil
+}

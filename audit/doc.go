@@ -1,0 +1,10 @@
+// Package audit appends what an agent call saw to a YAML file per session when
+// DEBUG_AUDIT_SESSION is set (SPEC §6), in the format the Python peer writes, so
+// either side can append to and read the other's files.
+//
+//	audit.Record(sessionID, "planner", prompt, rawHistory, len(pydanticMessages))
+//
+// Record never fails the caller. Files live in DEBUG_AUDIT_DIR (default: the
+// system temp dir) and are named by [FileName], which no session id can steer
+// outside that directory.
+package audit
