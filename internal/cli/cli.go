@@ -152,6 +152,9 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newConvertCmd(e),
 		newDemoCmd(e),
 		newAuditCmd(e),
+		newExportCmd(e),
+		newImportCmd(e),
+		newMigrateCmd(e),
 	)
 	return root
 }

@@ -186,3 +186,54 @@ func TestAuditFromLoad(t *testing.T) {
 		t.Fatal("written outside the audit dir")
 	}
 }
+
+func TestExportImportMigrateCLI(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			src := map[string]string{"REMSTORE_DB": d.URL(t)}
+			if r := run(t, src, "", "demo"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			if r := run(t, src, "", "export"); r.code != cli.ExitUsage {
+				t.Fatalf("export without a scope: %d", r.code)
+			}
+			exp := run(t, src, "", "export", "--all")
+			if exp.code != 0 || strings.Count(exp.stdout, "\n") != 10 {
+				t.Fatalf("export: %d %q", exp.code, exp.stderr)
+			}
+			if r := run(t, src, "", "export", "--all", "--user-id", "someone-else"); r.stdout != "" {
+				t.Fatalf("other tenant exported %q", r.stdout)
+			}
+			dst := map[string]string{"REMSTORE_DB": d.URL(t)}
+			for i, want := range []string{"9 inserted, 0 already present", "0 inserted, 9 already present"} {
+				if r := run(t, dst, exp.stdout, "import", "-"); r.code != 0 || !strings.Contains(r.stdout, want) {
+					t.Fatalf("import %d: %q %s", i, r.stdout, r.stderr)
+				}
+			}
+			if again := run(t, dst, "", "export", "--all"); again.stdout != exp.stdout {
+				t.Fatal("export after import differs")
+			}
+			if r := run(t, dst, "not json\n", "import", "-"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "line 1") {
+				t.Fatalf("bad import: %d %q", r.code, r.stderr)
+			}
+			st := run(t, dst, "", "migrate", "status", "--json")
+			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != 2 {
+				t.Fatalf("status: %q", st.stdout)
+			}
+			if r := run(t, dst, "", "migrate", "down"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			if r := run(t, dst, "", "migrate", "status"); !strings.Contains(r.stdout, "pending") {
+				t.Fatalf("after down: %q", r.stdout)
+			}
+			if r := run(t, dst, "", "migrate", "up"); r.code != 0 || strings.Contains(r.stdout, "pending") {
+				t.Fatalf("up: %q %s", r.stdout, r.stderr)
+			}
+			if r := run(t, dst, "", "migrate", "sideways"); r.code != cli.ExitUsage {
+				t.Fatalf("bad action: %d", r.code)
+			}
+		})
+	}
+}

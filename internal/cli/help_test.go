@@ -1,0 +1,72 @@
+package cli_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/help/*.txt")
+
+var commands = []string{"", "demo", "env", "compress", "store", "load", "lookup", "convert", "audit", "audit show",
+	"export", "import", "migrate", "completion"}
+
+// Golden help output: every command documents itself with an example.
+func TestHelpGolden(t *testing.T) {
+	t.Parallel()
+	for _, c := range commands {
+		name := strings.ReplaceAll(c, " ", "_")
+		if name == "" {
+			name = "remstore"
+		}
+		t.Run(name, func(t *testing.T) {
+			args := append(strings.Fields(c), "--help")
+			r := run(t, map[string]string{}, "", args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if c != "" && c != "audit" && c != "completion" && !strings.Contains(r.stdout, "Examples:") {
+				t.Errorf("%q help has no example", c)
+			}
+			p := filepath.Join("testdata", "help", name+".txt")
+			if *update {
+				_ = os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(r.stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/cli -run TestHelpGolden -update)", err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("help differs from %s:\n%s", p, r.stdout)
+			}
+		})
+	}
+	// every command of the root help has a golden file
+	root := run(t, map[string]string{}, "", "--help").stdout
+	listed := regexp.MustCompile(`(?m)^  (\w+)\s{2,}`).FindAllStringSubmatch(root[strings.Index(root, "Available Commands:"):], -1)
+	for _, m := range listed {
+		found := m[1] == "help"
+		for _, c := range commands {
+			found = found || c == m[1]
+		}
+		if !found {
+			t.Errorf("command %q has no golden help", m[1])
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	if r := run(t, nil, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "remstore version ") {
+		t.Fatalf("%d %q", r.code, r.stdout)
+	}
+	if r := run(t, nil, "", "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
+		t.Fatalf("completion: %d", r.code)
+	}
+}

@@ -1,0 +1,433 @@
+package repository
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/models"
+)
+
+// The JSON Lines export format: a "session" record before the "message"
+// records of that session, every column of each row, timestamps in UTC with
+// microseconds. It round-trips losslessly between PostgreSQL and SQLite.
+
+// SessionRecord is one sessions row in an export.
+type SessionRecord struct {
+	Kind        string          `json:"kind"` // "session"
+	ID          uuid.UUID       `json:"id"`
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	AgentName   *string         `json:"agent_name"`
+	Status      string          `json:"status"`
+	GraphEdges  models.JSONList `json:"graph_edges"`
+	Metadata    models.JSONMap  `json:"metadata"`
+	Tags        []string        `json:"tags"`
+	UserID      *string         `json:"user_id"`
+	TenantID    *string         `json:"tenant_id"`
+	CreatedAt   string          `json:"created_at"`
+	UpdatedAt   string          `json:"updated_at"`
+	DeletedAt   *string         `json:"deleted_at"`
+}
+
+// MessageRecord is one messages row in an export.
+type MessageRecord struct {
+	Kind       string          `json:"kind"` // "message"
+	ID         uuid.UUID       `json:"id"`
+	SessionID  uuid.UUID       `json:"session_id"`
+	Role       models.Role     `json:"role"`
+	Content    string          `json:"content"`
+	ToolCalls  models.NullJSON `json:"tool_calls"`
+	GraphEdges models.JSONList `json:"graph_edges"`
+	Metadata   models.JSONMap  `json:"metadata"`
+	Tags       []string        `json:"tags"`
+	TraceID    *string         `json:"trace_id"`
+	SpanID     *string         `json:"span_id"`
+	UserID     *string         `json:"user_id"`
+	TenantID   *string         `json:"tenant_id"`
+	CreatedAt  string          `json:"created_at"`
+	UpdatedAt  string          `json:"updated_at"`
+	DeletedAt  *string         `json:"deleted_at"`
+}
+
+const exportTime = "2006-01-02T15:04:05.000000Z07:00"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(exportTime) }
+
+func fmtTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	return models.Ptr(fmtTime(*t))
+}
+
+func parseTime(field, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, fmt.Errorf("field %q: %w", field, err)
+	}
+	return t.UTC(), nil
+}
+
+// ExportOptions selects what Export writes.
+type ExportOptions struct {
+	// SessionID limits the export to one session ("" = every session).
+	SessionID string
+	// TenantID limits it to one tenant's messages ("" = every tenant).
+	TenantID string
+}
+
+// Export writes sessions and their messages as JSON Lines, in (created_at, id)
+// order, and returns the number of messages written. Only sessions holding a
+// selected message are written; NULL JSON and array columns are written as
+// their column defaults ({} and []), which is what importing them stores.
+func Export(ctx context.Context, db *bun.DB, w io.Writer, o ExportOptions) (int, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	sq := db.NewSelect().Model((*models.Session)(nil)).OrderExpr("created_at, id")
+	mfilter := func(q *bun.SelectQuery) *bun.SelectQuery {
+		if o.TenantID != "" {
+			q = q.Where("tenant_id = ?", o.TenantID)
+		}
+		return q
+	}
+	if o.SessionID != "" {
+		sid, err := SessionUUID(o.SessionID)
+		if err != nil {
+			return 0, err
+		}
+		sq = sq.Where("id = ?", sid)
+	}
+	sub := mfilter(db.NewSelect().Model((*models.Message)(nil)).Column("session_id"))
+	var sessions []models.Session
+	if err := sq.Where("id IN (?)", sub).Scan(ctx, &sessions); err != nil {
+		return 0, fmt.Errorf("export sessions: %w", err)
+	}
+	n := 0
+	for _, s := range sessions {
+		rec := SessionRecord{Kind: "session", ID: s.ID, Name: s.Name, Description: s.Description, AgentName: s.AgentName,
+			Status: s.Status, GraphEdges: orList(s.GraphEdges), Metadata: orMap(s.Metadata), Tags: orTags(s.Tags),
+			UserID: s.UserID, TenantID: s.TenantID, CreatedAt: fmtTime(s.CreatedAt), UpdatedAt: fmtTime(s.UpdatedAt), DeletedAt: fmtTimePtr(s.DeletedAt)}
+		if err := enc.Encode(rec); err != nil {
+			return n, err
+		}
+		rows, err := mfilter(db.NewSelect().Model((*models.Message)(nil)).Where("session_id = ?", s.ID)).
+			OrderExpr("created_at, id").Rows(ctx)
+		if err != nil {
+			return n, fmt.Errorf("export messages: %w", err)
+		}
+		for rows.Next() {
+			var m models.Message
+			if err := db.ScanRow(ctx, rows, &m); err != nil {
+				rows.Close()
+				return n, fmt.Errorf("export messages: %w", err)
+			}
+			mr := MessageRecord{Kind: "message", ID: m.ID, SessionID: m.SessionID, Role: m.Role, Content: m.Content,
+				ToolCalls: m.ToolCalls, GraphEdges: orList(m.GraphEdges), Metadata: orMap(m.Metadata), Tags: orTags(m.Tags),
+				TraceID: m.TraceID, SpanID: m.SpanID, UserID: m.UserID, TenantID: m.TenantID,
+				CreatedAt: fmtTime(m.CreatedAt), UpdatedAt: fmtTime(m.UpdatedAt), DeletedAt: fmtTimePtr(m.DeletedAt)}
+			if err := enc.Encode(mr); err != nil {
+				rows.Close()
+				return n, err
+			}
+			n++
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return n, fmt.Errorf("export messages: %w", err)
+		}
+	}
+	return n, bw.Flush()
+}
+
+func orList(l models.JSONList) models.JSONList {
+	if l == nil {
+		return models.JSONList{}
+	}
+	return l
+}
+
+func orMap(m models.JSONMap) models.JSONMap {
+	if m == nil {
+		return models.JSONMap{}
+	}
+	return m
+}
+
+func orTags(t models.StringArray) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
+}
+
+// ImportOptions controls Import.
+type ImportOptions struct {
+	// BatchSize is how many records go in one transaction (default 1000).
+	BatchSize int
+	// Progress, when set, is called after each batch with the bytes read so far.
+	Progress func(bytesRead int64)
+}
+
+// ImportStats says what an import did.
+type ImportStats struct {
+	Sessions, Messages int // records read
+	Inserted           int // messages written
+	Skipped            int // messages already present (same id)
+}
+
+// Import reads an export and writes it in batches, each its own transaction.
+// Rows whose id exists are skipped, so an interrupted import can be run again
+// and ends with every message exactly once. On PostgreSQL each batch of
+// messages is loaded with COPY into a temporary table, then inserted.
+func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (ImportStats, error) {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1000
+	}
+	var st ImportStats
+	cr := &countingReader{r: r}
+	sc := bufio.NewScanner(cr)
+	sc.Buffer(make([]byte, 1<<20), MaxContentBytes*2)
+	var sessions []*models.Session
+	var msgs []*models.Message
+	flush := func() error {
+		if len(sessions) == 0 && len(msgs) == 0 {
+			return nil
+		}
+		ins, err := importBatch(ctx, db, sessions, msgs)
+		if err != nil {
+			return err
+		}
+		st.Inserted += ins
+		st.Skipped += len(msgs) - ins
+		sessions, msgs = sessions[:0], msgs[:0]
+		if o.Progress != nil {
+			o.Progress(cr.n)
+		}
+		return nil
+	}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return st, &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: "malformed JSON: " + err.Error()}
+		}
+		bad := func(err error) error {
+			return &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: err.Error()}
+		}
+		switch head.Kind {
+		case "session":
+			s, err := decodeSession(b)
+			if err != nil {
+				return st, bad(err)
+			}
+			sessions = append(sessions, s)
+			st.Sessions++
+		case "message":
+			m, err := decodeMessage(b)
+			if err != nil {
+				return st, bad(err)
+			}
+			msgs = append(msgs, m)
+			st.Messages++
+		default:
+			return st, bad(fmt.Errorf("unknown kind %q", head.Kind))
+		}
+		if len(sessions)+len(msgs) >= o.BatchSize {
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return st, fmt.Errorf("read import: %w", err)
+	}
+	return st, flush()
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func decodeSession(b []byte) (*models.Session, error) {
+	var r SessionRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	s := &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
+		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID}
+	var err error
+	if s.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
+		return nil, err
+	}
+	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if r.DeletedAt != nil {
+		t, err := parseTime("deleted_at", *r.DeletedAt)
+		if err != nil {
+			return nil, err
+		}
+		s.DeletedAt = &t
+	}
+	return s, nil
+}
+
+func decodeMessage(b []byte) (*models.Message, error) {
+	var r MessageRecord
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.ID == uuid.Nil || r.SessionID == uuid.Nil {
+		return nil, errors.New("id and session_id are required")
+	}
+	if err := checkText(-1, "content", r.Content, 0); err != nil {
+		return nil, err
+	}
+	m := &models.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls,
+		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, TraceID: r.TraceID, SpanID: r.SpanID,
+		UserID: r.UserID, TenantID: r.TenantID}
+	var err error
+	if m.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
+		return nil, err
+	}
+	if m.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if r.DeletedAt != nil {
+		t, err := parseTime("deleted_at", *r.DeletedAt)
+		if err != nil {
+			return nil, err
+		}
+		m.DeletedAt = &t
+	}
+	return m, nil
+}
+
+// importBatch writes one batch in a transaction and returns how many
+// messages were new.
+func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, msgs []*models.Message) (int, error) {
+	if IsPostgres(db) {
+		return importBatchPG(ctx, db, sessions, msgs)
+	}
+	inserted := 0
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if len(sessions) > 0 {
+			if _, err := tx.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+				return fmt.Errorf("import sessions: %w", err)
+			}
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		res, err := tx.NewInsert().Model(&msgs).On("CONFLICT (id) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("import messages: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		inserted = int(n)
+		return nil
+	})
+	return inserted, err
+}
+
+var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
+	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
+
+// importBatchPG runs one batch on a single pgx connection: sessions inserted,
+// messages COPYed into a temporary table and inserted from it, skipping ids
+// that exist. database/sql's transactions do not expose their connection, so
+// the transaction is pgx's own.
+func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, msgs []*models.Message) (int, error) {
+	var sessSQL string
+	if len(sessions) > 0 {
+		sessSQL = db.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").String()
+	}
+	rows := make([][]any, len(msgs))
+	for i, m := range msgs {
+		meta, err := m.Metadata.Value()
+		if err != nil {
+			return 0, err
+		}
+		edges, err := m.GraphEdges.Value()
+		if err != nil {
+			return 0, err
+		}
+		var toolCalls any
+		if m.ToolCalls != nil {
+			toolCalls = string(m.ToolCalls)
+		}
+		tags := []string(m.Tags)
+		if tags == nil {
+			tags = []string{}
+		}
+		rows[i] = []any{m.ID.String(), m.SessionID.String(), string(m.Role), m.Content, toolCalls, edges, meta, tags,
+			m.TraceID, m.SpanID, m.UserID, m.TenantID, m.CreatedAt, m.UpdatedAt, m.DeletedAt}
+	}
+	conn, err := db.DB.Conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("import: %w", err)
+	}
+	defer conn.Close()
+	var inserted int64
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		return pgx.BeginFunc(ctx, sc.Conn(), func(tx pgx.Tx) error {
+			if sessSQL != "" {
+				if _, err := tx.Exec(ctx, sessSQL); err != nil {
+					return fmt.Errorf("import sessions: %w", err)
+				}
+			}
+			if len(rows) == 0 {
+				return nil
+			}
+			if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS remstore_import
+				(LIKE messages INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
+				return fmt.Errorf("import: temp table: %w", err)
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"remstore_import"}, copyColumns, pgx.CopyFromRows(rows)); err != nil {
+				return fmt.Errorf("import: copy: %w", err)
+			}
+			cols := strings.Join(copyColumns, ", ")
+			tag, err := tx.Exec(ctx, "INSERT INTO messages ("+cols+") SELECT "+cols+" FROM remstore_import ON CONFLICT (id) DO NOTHING")
+			if err != nil {
+				return fmt.Errorf("import messages: %w", err)
+			}
+			inserted = tag.RowsAffected()
+			return nil
+		})
+	})
+	return int(inserted), err
+}
