@@ -127,7 +127,7 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 	}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID)
+		res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID, writeOpts{})
 		return err
 	})
 	if err != nil {
@@ -145,7 +145,15 @@ func (s *Store) StoreMessage(ctx context.Context, sessionKey string, msg models.
 	return res.Keys[0], nil
 }
 
-func (s *Store) storeTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
+// writeOpts are the internal variations of a store: lifecycle messages are
+// written to sessions that are no longer active, and compaction summaries
+// carry extra metadata.
+type writeOpts struct {
+	allowInactive bool
+	extraMeta     models.JSONMap
+}
+
+func (s *Store) storeTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, sessionKey string, msgs []models.HistoryMessage, userID string, wo writeOpts) (StoreResult, error) {
 	res := StoreResult{SessionID: sid, Keys: make([]string, len(msgs)), IDs: make([]uuid.UUID, len(msgs))}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if s.pg {
@@ -159,7 +167,7 @@ func (s *Store) storeTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, sessionKe
 	if err != nil {
 		return res, err
 	}
-	if status != "" && status != models.StatusActive {
+	if status != "" && status != models.StatusActive && !wo.allowInactive {
 		return res, fmt.Errorf("%w: status is %q", ErrSessionNotActive, status)
 	}
 	skip, err := s.existingIDs(ctx, tx, sid, msgs, &res)
@@ -189,6 +197,9 @@ func (s *Store) storeTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, sessionKe
 		row, err := newRow(m, sid, idx, key, userID, s.userID, base.Add(time.Duration(len(rows))*time.Microsecond))
 		if err != nil {
 			return res, &models.FieldError{Index: i, Reason: err.Error()}
+		}
+		for k, v := range wo.extraMeta {
+			row.Metadata[k] = v
 		}
 		rows = append(rows, row)
 		res.Keys[i], res.IDs[i] = key, row.ID
@@ -299,8 +310,11 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, idx int, key, userID, tenant
 			continue
 		}
 		switch f.Key {
-		case "model", "agent_schema":
+		case "model", "agent_schema", "usage":
 			meta[f.Key] = f.Value
+		case "author":
+			v, _ := m.ExtraString(f.Key)
+			meta["author"] = v
 		case "trace_id":
 			v, _ := m.ExtraString(f.Key)
 			row.TraceID = models.Ptr(v)
@@ -327,15 +341,9 @@ type LoadOptions struct {
 	// Since, when set, returns only messages created after it. Keys and
 	// positions still count every earlier message.
 	Since time.Time
-}
-
-type loadedRow struct {
-	role      models.Role
-	content   string
-	meta      models.JSONMap
-	createdAt time.Time
-	deleted   bool
-	key       string // stored entity_key, "" if none
+	// IgnoreCompaction returns every message even after a compaction
+	// (audit, export); by default a compaction summary replaces what it covers.
+	IgnoreCompaction bool
 }
 
 // Load returns the tenant's messages of the session in order, soft-deleted
@@ -348,101 +356,32 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 	if !s.enabled {
 		return []models.HistoryMessage{}, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT role, content, metadata, created_at, deleted_at
-		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`, sid, s.userID)
+	rows, err := s.rows(ctx, sid)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", sid, err)
 	}
-	defer rows.Close()
-	var all []loadedRow
-	stored := map[string]bool{}
-	for rows.Next() {
-		var r loadedRow
+	return buildHistory(rows, sid, s.comp, o)
+}
+
+// rows reads the tenant's rows of a session in load order.
+func (s *Store) rows(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
+	rs, err := s.db.QueryContext(ctx, `SELECT id, role, content, metadata, tool_calls, created_at, deleted_at
+		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`, sid, s.userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []storedRow
+	for rs.Next() {
+		var r storedRow
 		var created, deleted dbTime
-		if err := rows.Scan(&r.role, &r.content, &r.meta, &created, &deleted); err != nil {
-			return nil, fmt.Errorf("load session %s: %w", sid, err)
+		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &r.Meta, &r.ToolCalls, &created, &deleted); err != nil {
+			return nil, err
 		}
-		r.createdAt, r.deleted = created.Time, deleted.Valid
-		if k, ok := r.meta["entity_key"].(string); ok && k != "" {
-			r.key = k
-			stored[k] = true
-		}
-		all = append(all, r)
+		r.CreatedAt, r.Deleted = created.Time, deleted.Valid
+		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load session %s: %w", sid, err)
-	}
-	out := make([]models.HistoryMessage, 0, len(all))
-	for p, r := range all {
-		if r.deleted || (!o.Since.IsZero() && !r.createdAt.After(o.Since)) {
-			continue
-		}
-		m := toHistory(r)
-		if !o.NoCompress && s.comp.ShouldCompressOnLoad(m) {
-			key := r.key
-			if key == "" {
-				key = compressor.BuildKey(sid.String(), p)
-				// A row without a stored key takes the key of its position,
-				// unless another row already holds that key (rows written
-				// out of clock order): then it is cut without a key rather
-				// than with one that finds another message.
-				if stored[key] {
-					key = ""
-				}
-			}
-			if m, err = s.comp.Compress(m, key); err != nil {
-				return nil, fmt.Errorf("load session %s: message %d: %w", sid, p, err)
-			}
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func toHistory(r loadedRow) models.HistoryMessage {
-	role := r.role
-	if role == "" {
-		role = models.RoleAssistant
-	}
-	ts := models.FormatTimestamp(r.createdAt)
-	m := models.HistoryMessage{Role: role, Content: r.content, Timestamp: &ts}
-	if role.IsTool() {
-		if v, ok := r.meta["tool_call_id"].(string); ok {
-			m.ToolCallID = v
-		}
-		if v, ok := r.meta["tool_name"].(string); ok {
-			m.ToolName = v
-		}
-		if v, ok := r.meta["tool_arguments"]; ok && truthy(v) {
-			if b, err := json.Marshal(v); err == nil {
-				m.ToolArguments = b
-			}
-		}
-	}
-	return m
-}
-
-// truthy is Python's truth value of a decoded JSON value: the peer adds
-// tool_arguments only when it is truthy.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case json.Number:
-		f, err := x.Float64()
-		return err != nil || f != 0
-	case float64:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
+	return out, rs.Err()
 }
 
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a
@@ -507,27 +446,9 @@ func (s *Store) LookupIndex(ctx context.Context, sessionKey string, n int) (stri
 	return s.Lookup(ctx, compressor.BuildKey(sid.String(), n))
 }
 
-// Expand is the reload convenience: it returns msgs with every compressed
-// message restored to its full content by key. Messages whose key no longer
-// resolves (deleted since) stay compressed.
+// Expand restores every compressed message of msgs by key (see Expand).
 func (s *Store) Expand(ctx context.Context, msgs []models.HistoryMessage) ([]models.HistoryMessage, error) {
-	out := make([]models.HistoryMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.Clone()
-		key, ok := compressor.EntityKey(m)
-		if !ok {
-			continue
-		}
-		full, err := s.Lookup(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[i] = compressor.Decompress(m, full)
-	}
-	return out, nil
+	return Expand(ctx, s, msgs)
 }
 
 // EnsureSession creates the session row unless it exists and returns its id.
@@ -568,10 +489,10 @@ func (s *Store) RenameSession(ctx context.Context, sessionKey, name string) erro
 	return nil
 }
 
-// BestEffort wraps a Store for callers that must not break a stream (SPEC
+// BestEffort wraps a store for callers that must not break a stream (SPEC
 // §8): errors are logged and the peer's fallback is returned instead.
 type BestEffort struct {
-	Store *Store
+	Store SessionStore
 	Log   *slog.Logger // nil = slog.Default()
 }
 

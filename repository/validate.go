@@ -140,6 +140,18 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if err := checkText(i, f.Key, s, models.MaxIDLen); err != nil {
 					return err
 				}
+			case "author":
+				s, ok := m.ExtraString(f.Key)
+				if !ok {
+					return fieldErr(i, f.Key, "must be a string")
+				}
+				if err := checkText(i, f.Key, s, models.MaxAgentName); err != nil {
+					return err
+				}
+			case "usage":
+				if len(f.Value) == 0 || f.Value[0] != '{' {
+					return fieldErr(i, f.Key, "must be an object of token counts")
+				}
 			case "model", "agent_schema", "tool_calls":
 			default:
 				continue // other keys are not stored, as with the peer

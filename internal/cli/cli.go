@@ -55,9 +55,10 @@ type env struct {
 	truncateLength       int
 	jsonOut              bool
 
-	flags *pflag.FlagSet
-	cfg   settings.Config
-	log   *slog.Logger
+	flags   *pflag.FlagSet
+	changed map[string]bool // flags given to the running command
+	cfg     settings.Config
+	log     *slog.Logger
 }
 
 // Options lets tests replace the environment; zero values use the process's.
@@ -97,6 +98,8 @@ func classify(err error) int {
 		return ExitNotFound
 	case errors.Is(err, repository.ErrUnavailable):
 		return ExitUnavailable
+	case errors.Is(err, repository.ErrSessionNotActive), errors.Is(err, repository.ErrInvalidTransition):
+		return ExitUsage
 	}
 	if _, ok := models.AsFieldError(err); ok {
 		return ExitUsage
@@ -155,6 +158,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newExportCmd(e),
 		newImportCmd(e),
 		newMigrateCmd(e),
+		newSessionsCmd(e),
 	)
 	return root
 }
@@ -170,6 +174,8 @@ func (e *env) loadSettings(cmd *cobra.Command, o Options) error {
 	set("user-id", settings.KeyUserID, e.userID)
 	set("truncate-length", settings.KeyTruncateLength, strconv.Itoa(e.truncateLength))
 	set("log-level", settings.KeyLogLevel, e.logLevel)
+	e.changed = map[string]bool{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { e.changed[f.Name] = true })
 	cfg, err := settings.Load(settings.Options{Flags: flags, Getenv: o.Getenv, Dir: o.Dir})
 	if err != nil {
 		return usageErr("%v", err)

@@ -237,3 +237,48 @@ func TestExportImportMigrateCLI(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionsCLI(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"REMSTORE_DB": d.URL(t), "REMSTORE_USER_ID": "alice"}
+			long := strings.Repeat("word ", 100)
+			in := `[{"role":"user","content":"q"},{"role":"assistant","content":"` + long + `","usage":{"input_tokens":7,"output_tokens":3}},{"role":"user","content":"q2"},{"role":"assistant","content":"a2"}]`
+			if r := run(t, env, in, "store", "--session-id", "s1"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			steps := []struct {
+				args []string
+				code int
+				want string
+			}{
+				{[]string{"sessions", "list", "--json"}, 0, `"total":1`},
+				{[]string{"sessions", "update", "s1", "--agent", "planner", "--set", "model=gpt-4o", "--set", "n=3"}, 0, `"settings":{"model":"gpt-4o","n":3}`},
+				{[]string{"sessions", "list", "--agent", "planner"}, 0, "1 of 1"},
+				{[]string{"sessions", "usage", "s1"}, 0, `"total_tokens":10`},
+				{[]string{"sessions", "fork", "s1", "--up-to", "2", "--new-session-id", "s2"}, 0, `"forked_from"`},
+				{[]string{"sessions", "compact", "s1", "--keep-last", "2"}, 0, "Summary of 2 earlier messages"},
+				{[]string{"sessions", "get", "s1", "--no-compress"}, 0, "Summary of 2"},
+				{[]string{"sessions", "status", "s1", "cancelled", "--reason", "stop"}, 0, "cancelled"},
+				{[]string{"sessions", "status", "s1", "active"}, 2, "invalid status transition"},
+				{[]string{"sessions", "list", "--status", "active,error"}, 0, "1 of 1"},
+				{[]string{"sessions", "expire", "--idle", "1ns", "--dry-run"}, 0, "would expire 1 sessions"},
+				{[]string{"sessions", "delete", "s2", "--purge"}, 0, ""},
+				{[]string{"sessions", "get", "s2"}, 1, "not found"},
+				{[]string{"sessions", "get", "s1", "--user-id", "bob"}, 1, "not found"},
+				{[]string{"sessions", "list", "--limit", "501"}, 2, "limit"},
+			}
+			for _, s := range steps {
+				r := run(t, env, "", s.args...)
+				if r.code != s.code || !strings.Contains(r.stdout+r.stderr, s.want) {
+					t.Fatalf("%v: exit %d, %q %q; want exit %d with %q", s.args, r.code, r.stdout, r.stderr, s.code, s.want)
+				}
+			}
+			if r := run(t, env, `[{"role":"user","content":"late"}]`, "store", "--session-id", "s1"); r.code != 2 || !strings.Contains(r.stderr, "not active") {
+				t.Fatalf("store into a cancelled session: %d %q", r.code, r.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+func newSessionsCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, inspect and manage sessions: lifecycle, settings, fork, compaction, expiry",
+	}
+	withStore := func(fn func(s *repository.Store, args []string) error) func(*cobra.Command, []string) error {
+		return func(_ *cobra.Command, args []string) error {
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			return fn(s, args)
+		}
+	}
+	printInfo := func(in repository.SessionInfo) error {
+		if e.jsonOut {
+			return writeJSON(e, in)
+		}
+		fmt.Fprintf(e.stdout, "%s  %-10s %-12s %s  %s\n", in.ID, in.Status, orDash(in.AgentName), in.UpdatedAt.Format(time.RFC3339), in.Name)
+		return nil
+	}
+
+	var lo repository.ListOptions
+	var statuses string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List the tenant's sessions, newest first (never loads messages)",
+		Example: "  remstore sessions list --status active,error --limit 50\n  remstore sessions list --cursor <next_cursor> --json",
+		Args:    cobra.NoArgs,
+		RunE: withStore(func(s *repository.Store, _ []string) error {
+			if statuses != "" {
+				lo.Statuses = strings.Split(statuses, ",")
+			}
+			res, err := s.ListSessions(e.ctx, lo)
+			if err != nil {
+				return err
+			}
+			if e.jsonOut {
+				return writeJSON(e, res)
+			}
+			for _, in := range res.Sessions {
+				_ = printInfo(in)
+			}
+			fmt.Fprintf(e.stdout, "%d of %d", len(res.Sessions), res.Total)
+			if res.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "; next page: --cursor %s", res.NextCursor)
+			}
+			fmt.Fprintln(e.stdout)
+			return nil
+		}),
+	}
+	lf := list.Flags()
+	lf.StringVar(&statuses, "status", "", "statuses, comma-separated (active,completed,cancelled,error)")
+	lf.StringVar(&lo.AgentName, "agent", "", "only sessions of this agent")
+	lf.StringVar(&lo.UserID, "owner", "", "only sessions created for this user id")
+	lf.IntVar(&lo.Limit, "limit", repository.DefaultListLimit, "page size (max 500)")
+	lf.StringVar(&lo.Cursor, "cursor", "", "next_cursor of the previous page")
+	lf.TimeVar(&lo.CreatedAfter, "created-after", time.Time{}, []string{time.RFC3339}, "created after (RFC 3339)")
+	lf.TimeVar(&lo.CreatedBefore, "created-before", time.Time{}, []string{time.RFC3339}, "created before (RFC 3339)")
+	lf.TimeVar(&lo.UpdatedAfter, "updated-after", time.Time{}, []string{time.RFC3339}, "updated after (RFC 3339)")
+	lf.TimeVar(&lo.UpdatedBefore, "updated-before", time.Time{}, []string{time.RFC3339}, "updated before (RFC 3339)")
+
+	var noCompress bool
+	get := &cobra.Command{
+		Use:     "get SESSION",
+		Short:   "Print a session and its messages as JSON",
+		Example: "  remstore sessions get chat-1 --no-compress",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			in, h, err := s.GetSession(e.ctx, args[0], repository.LoadOptions{NoCompress: noCompress})
+			if err != nil {
+				return err
+			}
+			return writeJSON(e, struct {
+				Session  repository.SessionInfo  `json:"session"`
+				Messages []models.HistoryMessage `json:"messages"`
+			}{in, h})
+		}),
+	}
+	get.Flags().BoolVar(&noCompress, "no-compress", false, "messages in full")
+
+	var reason string
+	status := &cobra.Command{
+		Use:   "status SESSION active|completed|cancelled|error",
+		Short: "Move a session along its lifecycle (cancel and error record --reason as a system message)",
+		Long: `Allowed: active -> completed | cancelled | error, and completed -> active.
+A session that is not active rejects new messages.`,
+		Example: "  remstore sessions status chat-1 cancelled --reason 'user pressed stop'",
+		Args:    cobra.ExactArgs(2),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			in, err := s.SetStatus(e.ctx, args[0], args[1], reason)
+			if err != nil {
+				return err
+			}
+			return printInfo(in)
+		}),
+	}
+	status.Flags().StringVar(&reason, "reason", "", "why (recorded for cancelled and error)")
+
+	var name, agent string
+	var sets []string
+	update := &cobra.Command{
+		Use:     "update SESSION",
+		Short:   "Rename, assign an agent, or change settings (--set key=JSON-or-text, --set key= to remove)",
+		Example: "  remstore sessions update chat-1 --agent planner --set model=gpt-4o --set thinking_level=high --set temperature=0.2",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			var u repository.SessionUpdate
+			if cmdChanged(e, "name") {
+				u.Name = &name
+			}
+			if cmdChanged(e, "agent") {
+				u.AgentName = &agent
+			}
+			for _, kv := range sets {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usageErr("--set %q: want key=value", kv)
+				}
+				if u.Settings == nil {
+					u.Settings = map[string]any{}
+				}
+				var parsed any
+				switch {
+				case v == "":
+					parsed = nil
+				case json.Unmarshal([]byte(v), &parsed) != nil:
+					parsed = v
+				}
+				u.Settings[k] = parsed
+			}
+			in, err := s.UpdateSession(e.ctx, args[0], u)
+			if err != nil {
+				return err
+			}
+			if e.jsonOut {
+				return writeJSON(e, in)
+			}
+			return writeJSON(e, map[string]any{"id": in.ID, "name": in.Name, "agent_name": in.AgentName, "settings": in.Settings})
+		}),
+	}
+	uf := update.Flags()
+	uf.StringVar(&name, "name", "", "new name")
+	uf.StringVar(&agent, "agent", "", "agent assigned to the session")
+	uf.StringArrayVar(&sets, "set", nil, "setting key=value (value parsed as JSON when it is JSON)")
+
+	var purge bool
+	del := &cobra.Command{
+		Use:     "delete SESSION",
+		Short:   "Soft-delete a session (like the peer), or --purge every row of it",
+		Example: "  remstore sessions delete chat-1\n  remstore sessions delete chat-1 --purge",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			return s.DeleteSession(e.ctx, args[0], purge)
+		}),
+	}
+	del.Flags().BoolVar(&purge, "purge", false, "delete the tenant's messages and the session row for good")
+
+	var eo repository.ExpireOptions
+	expire := &cobra.Command{
+		Use:     "expire --idle 30m",
+		Short:   "Complete (or --purge) active sessions idle longer than --idle",
+		Example: "  remstore sessions expire --idle 30m --dry-run\n  remstore sessions expire --idle 24h --purge",
+		Args:    cobra.NoArgs,
+		RunE: withStore(func(s *repository.Store, _ []string) error {
+			got, err := s.Expire(e.ctx, eo)
+			if err != nil {
+				return err
+			}
+			if e.jsonOut {
+				return writeJSON(e, got)
+			}
+			verb := map[bool]string{true: "would expire", false: "expired"}[eo.DryRun]
+			for _, in := range got {
+				_ = printInfo(in)
+			}
+			fmt.Fprintf(e.stdout, "%s %d sessions\n", verb, len(got))
+			return nil
+		}),
+	}
+	ef := expire.Flags()
+	ef.DurationVar(&eo.Idle, "idle", 30*time.Minute, "idle time after which a session expires")
+	ef.BoolVar(&eo.Purge, "purge", false, "delete instead of marking completed")
+	ef.BoolVar(&eo.DryRun, "dry-run", false, "only list what would expire")
+
+	var fo repository.ForkOptions
+	fork := &cobra.Command{
+		Use:     "fork SESSION",
+		Short:   "Copy a session (up to message n) into a new session with fresh keys",
+		Example: "  remstore sessions fork chat-1 --up-to 6 --new-session-id chat-1-branch",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			in, err := s.Fork(e.ctx, args[0], fo)
+			if err != nil {
+				return err
+			}
+			return writeJSON(e, in)
+		}),
+	}
+	fork.Flags().IntVar(&fo.UpTo, "up-to", 0, "copy the first n messages (0 = all)")
+	fork.Flags().StringVar(&fo.NewSessionKey, "new-session-id", "", "id of the new session (default: a new UUID)")
+
+	var co repository.CompactOptions
+	compact := &cobra.Command{
+		Use:   "compact SESSION",
+		Short: "Append a summary of all but the last --keep-last messages (originals stay recoverable)",
+		Long: `Summarizes the history before the last --keep-last messages with a deterministic
+summarizer (roles and first words; library callers pass their own, e.g. an LLM)
+and appends it. Loads then return the summary and what follows it; every
+earlier message stays in the table and recoverable by its REM LOOKUP key. A
+tool call is never separated from its results.`,
+		Example: "  remstore sessions compact chat-1 --keep-last 6",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			m, err := s.Compact(e.ctx, args[0], repository.DeterministicSummary, co)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(e.stdout, m.Content)
+			return err
+		}),
+	}
+	compact.Flags().IntVar(&co.KeepLast, "keep-last", 6, "messages kept after the summary")
+
+	usage := &cobra.Command{
+		Use:     "usage SESSION",
+		Short:   "Sum the token usage stored with the session's messages",
+		Example: "  remstore sessions usage chat-1",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(func(s *repository.Store, args []string) error {
+			u, err := s.SessionUsage(e.ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return writeJSON(e, u)
+		}),
+	}
+	cmd.AddCommand(list, get, status, update, del, expire, fork, compact, usage)
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cmdChanged reports whether a flag of the running command was given.
+func cmdChanged(e *env, name string) bool { return e.changed[name] }
