@@ -159,6 +159,8 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newImportCmd(e),
 		newMigrateCmd(e),
 		newSessionsCmd(e),
+		newServeCmd(e),
+		newMCPCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,344 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+func badInput(field, reason string) error {
+	return &models.FieldError{Index: -1, Field: field, Reason: reason}
+}
+
+// sessionKey is the path's {id}, else the X-Session-Id header.
+func sessionKey(r *http.Request) (string, error) {
+	if id := r.PathValue("id"); id != "" {
+		return id, nil
+	}
+	if id := r.Header.Get("X-Session-Id"); id != "" {
+		return id, nil
+	}
+	return "", badInput("session_id", "missing: give it in the path or the X-Session-Id header")
+}
+
+// decodeBody reads a JSON object body into v, strictly.
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return badInput("body", "malformed JSON: "+err.Error())
+	}
+	if dec.More() {
+		return badInput("body", "trailing data after the JSON value")
+	}
+	return nil
+}
+
+// StoreResponse is the body of a successful store.
+type StoreResponse struct {
+	SessionID string   `json:"session_id"`
+	Stored    int      `json:"stored"`
+	Keys      []string `json:"keys"`
+}
+
+// POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id).
+func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) {
+	key, err := sessionKey(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// A JSON array of messages, or {"messages": [...]}.
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+		var wrap struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&wrap); err != nil || wrap.Messages == nil {
+			s.fail(w, r, badInput("messages", `body must be a JSON array of messages or {"messages": [...]}`))
+			return
+		}
+		body = wrap.Messages
+	}
+	msgs, err := models.DecodeHistory(body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer s.timed("store", time.Now())
+	res, err := st.StoreMessages(r.Context(), key, msgs, "")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	keys := res.Keys
+	if keys == nil {
+		keys = []string{}
+	}
+	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), len(msgs) - res.Existing, keys})
+}
+
+func boolParam(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, badInput(name, "must be true or false")
+	}
+	return b, nil
+}
+
+func timeParam(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return t, badInput(name, "must be an RFC 3339 time")
+	}
+	return t, nil
+}
+
+// GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	compress, err := boolParam(r, "compress", true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	since, err := timeParam(r, "since")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	format := q.Get("format")
+	if format == "" {
+		format = "dicts"
+	}
+	if format != "dicts" && format != "pydantic-ai" {
+		s.fail(w, r, badInput("format", "must be dicts or pydantic-ai"))
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	start := time.Now()
+	hist, err := st.Load(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress, Since: since})
+	s.timed("load", start)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if format == "dicts" {
+		_ = models.EncodeHistory(w, hist)
+		return
+	}
+	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
+	if audit.Enabled() {
+		audit.Record(r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+	}
+	writeJSON(w, http.StatusOK, msgs)
+}
+
+// GET /v1/lookup?key=
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	start := time.Now()
+	full, err := st.Lookup(r.Context(), key)
+	s.timed("lookup", start)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"key": strings.TrimSpace(key), "content": full})
+}
+
+// GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	o := repository.ListOptions{AgentName: q.Get("agent"), UserID: q.Get("owner"), Cursor: q.Get("cursor")}
+	if v := q.Get("status"); v != "" {
+		o.Statuses = strings.Split(v, ",")
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			s.fail(w, r, badInput("limit", "must be an integer"))
+			return
+		}
+		o.Limit = n
+	}
+	for name, dst := range map[string]*time.Time{"created_after": &o.CreatedAfter, "created_before": &o.CreatedBefore,
+		"updated_after": &o.UpdatedAfter, "updated_before": &o.UpdatedBefore} {
+		t, err := timeParam(r, name)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		*dst = t
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := st.ListSessions(r.Context(), o)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// GET /v1/sessions/{id}?compress=
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	compress, err := boolParam(r, "compress", true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	info, hist, err := st.GetSession(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session": info, "messages": hist})
+}
+
+// PATCH /v1/sessions/{id} {"name", "agent_name", "settings", "status", "reason"}
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name      *string        `json:"name"`
+		AgentName *string        `json:"agent_name"`
+		Settings  map[string]any `json:"settings"`
+		Status    *string        `json:"status"`
+		Reason    string         `json:"reason"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), repository.SessionUpdate{Name: body.Name, AgentName: body.AgentName, Settings: body.Settings})
+	if err == nil && body.Status != nil {
+		info, err = st.SetStatus(r.Context(), r.PathValue("id"), *body.Status, body.Reason)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// DELETE /v1/sessions/{id}?purge=true
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	purge, err := boolParam(r, "purge", false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := st.DeleteSession(r.Context(), r.PathValue("id"), purge); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// POST /v1/sessions/{id}/fork {"up_to", "new_session_id"}
+func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		UpTo         int    `json:"up_to"`
+		NewSessionID string `json:"new_session_id"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	info, err := st.Fork(r.Context(), r.PathValue("id"), repository.ForkOptions{UpTo: body.UpTo, NewSessionKey: body.NewSessionID})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, info)
+}
+
+// POST /v1/sessions/{id}/cancel {"reason"}
+func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := s.store(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	info, err := st.SetStatus(r.Context(), r.PathValue("id"), models.StatusCancelled, body.Reason)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}

@@ -1,0 +1,309 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+const key = "test-key-0123456789"
+
+func newAPI(t *testing.T, db *bun.DB, o Options) *Server {
+	t.Helper()
+	o.DB = db
+	if o.APIKeys == nil && !o.Insecure {
+		o.APIKeys = []APIKey{{Key: key}, {Key: "alice-only-0123456789", UserID: "alice"}}
+	}
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.TruncateLength = 10
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type call struct {
+	method, path, body string
+	user, auth         string
+}
+
+func do(t *testing.T, h http.Handler, c call) (int, string, http.Header) {
+	t.Helper()
+	r := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+	if c.auth == "" {
+		c.auth = key
+	}
+	if c.auth != "-" {
+		r.Header.Set("Authorization", "Bearer "+c.auth)
+	}
+	if c.user != "" {
+		r.Header.Set("X-User-Id", c.user)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Body.String(), w.Header()
+}
+
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	api := newAPI(t, db, Options{})
+	long := strings.Repeat("long answer ", 5)
+	steps := []struct {
+		c    call
+		code int
+		want string
+	}{
+		{call{method: "GET", path: "/healthz", auth: "-"}, 200, `"ok"`},
+		{call{method: "GET", path: "/readyz", auth: "-"}, 200, `"ready"`},
+		{call{method: "GET", path: "/v1/sessions", auth: "-"}, 401, `"unauthorized"`},
+		{call{method: "GET", path: "/v1/sessions", auth: "wrong-key-0123456789"}, 401, `"unknown API key"`},
+		{call{method: "GET", path: "/v1/sessions", auth: "alice-only-0123456789", user: "bob"}, 403, `"forbidden"`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"hi"},{"role":"assistant","content":"` + long + `"}]`}, 201, `"stored":2`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `{"messages":[{"role":"user","content":"again"}]}`}, 201, `"stored":1`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"a\u0000b"}]`}, 400, `"field":"messages[0].content"`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user"`}, 400, `"invalid_input"`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `{"msgs":[]}`}, 400, `"field":"messages"`},
+		{call{method: "POST", path: "/v1/messages", user: "alice", body: `[]`}, 400, `"field":"session_id"`},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages", user: "alice"}, 200, `"_entity_key":"session-`},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages?compress=false", user: "alice"}, 200, long},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages?format=pydantic-ai&system_prompt=S", user: "alice"}, 200, `"part_kind":"system-prompt"`},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages?format=xml", user: "alice"}, 400, `"field":"format"`},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages?since=yesterday", user: "alice"}, 400, `"field":"since"`},
+		{call{method: "GET", path: "/v1/sessions/chat-1/messages", user: "bob"}, 200, `[]`},
+		{call{method: "GET", path: "/v1/lookup?key=" + url.QueryEscape("nonsense"), user: "alice"}, 400, `"field":"key"`},
+		{call{method: "GET", path: "/v1/sessions?status=active", user: "alice"}, 200, `"total":1`},
+		{call{method: "GET", path: "/v1/sessions?limit=9999", user: "alice"}, 400, `"field":"limit"`},
+		{call{method: "GET", path: "/v1/sessions", user: "bob"}, 200, `"total":0`},
+		{call{method: "GET", path: "/v1/sessions/chat-1", user: "alice"}, 200, `"session":{`},
+		{call{method: "GET", path: "/v1/sessions/chat-1", user: "bob"}, 404, `"not_found"`},
+		{call{method: "PATCH", path: "/v1/sessions/chat-1", user: "alice", body: `{"agent_name":"planner","settings":{"model":"gpt-4o"}}`}, 200, `"agent_name":"planner"`},
+		{call{method: "PATCH", path: "/v1/sessions/chat-1", user: "alice", body: `{"colour":"red"}`}, 400, `unknown field`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/fork", user: "alice", body: `{"up_to":2,"new_session_id":"chat-2"}`}, 201, `"forked_from"`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/cancel", user: "alice", body: `{"reason":"stop"}`}, 200, `"status":"cancelled"`},
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"late"}]`}, 409, `"session_not_active"`},
+		{call{method: "PATCH", path: "/v1/sessions/chat-1", user: "alice", body: `{"status":"active"}`}, 409, `"invalid_transition"`},
+		{call{method: "DELETE", path: "/v1/sessions/chat-2?purge=true", user: "alice"}, 204, ``},
+		{call{method: "DELETE", path: "/v1/sessions/chat-2", user: "alice"}, 404, `"not_found"`},
+		{call{method: "GET", path: "/openapi.json", auth: "-"}, 200, `"openapi"`},
+		{call{method: "GET", path: "/nope", user: "alice"}, 404, ``},
+	}
+	for i, s := range steps {
+		code, body, hdr := do(t, api, s.c)
+		if code != s.code || !strings.Contains(body, s.want) {
+			t.Fatalf("step %d %s %s: %d %s; want %d with %q", i, s.c.method, s.c.path, code, body, s.code, s.want)
+		}
+		if hdr.Get("X-Request-Id") == "" {
+			t.Fatalf("step %d: no request id", i)
+		}
+		if code >= 400 && s.c.path != "/nope" {
+			var eb ErrorBody
+			if json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+				t.Fatalf("step %d: error body %q", i, body)
+			}
+		}
+	}
+	// lookup through the phrase, and isolation
+	_, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/chat-1/messages", user: "alice"})
+	var hist []models.HistoryMessage
+	if err := json.Unmarshal([]byte(body), &hist); err != nil {
+		t.Fatal(err)
+	}
+	k := hist[1].EntityKey
+	code, body, _ := do(t, api, call{method: "GET", path: "/v1/lookup?key=" + url.QueryEscape("REM LOOKUP "+k), user: "alice"})
+	if code != 200 || !strings.Contains(body, long) {
+		t.Fatalf("lookup: %d %s", code, body)
+	}
+	if code, _, _ := do(t, api, call{method: "GET", path: "/v1/lookup?key=" + url.QueryEscape(k), user: "bob"}); code != 404 {
+		t.Fatalf("bob looked up alice's text: %d", code)
+	}
+	_, metrics, _ := do(t, api, call{method: "GET", path: "/metrics", auth: "-"})
+	for _, want := range []string{`remstore_http_requests_total{code="201",method="POST",route="POST /v1/sessions/{id}/messages"}`, `remstore_operation_duration_seconds_count{op="lookup"}`, `go_sql_max_open_connections{db_name="remstore"}`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestBodyLimitAndInFlight(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewSQLite(t)
+	api := newAPI(t, db, Options{MaxBodyBytes: 1024, MaxInFlight: 2})
+	code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/s/messages", body: `[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]`})
+	if code != 413 || !strings.Contains(body, "body_too_large") {
+		t.Fatalf("413: %d %s", code, body)
+	}
+	api.inflight <- struct{}{} // two requests in flight
+	api.inflight <- struct{}{}
+	code, body, hdr := do(t, api, call{method: "GET", path: "/v1/sessions"})
+	if code != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "too_many_requests") {
+		t.Fatalf("429: %d %s", code, body)
+	}
+	if code, _, _ := do(t, api, call{method: "GET", path: "/healthz", auth: "-"}); code != 200 {
+		t.Fatal("health check counted against the cap")
+	}
+	<-api.inflight
+	if code, _, _ := do(t, api, call{method: "GET", path: "/v1/sessions"}); code != 200 {
+		t.Fatalf("after a slot freed: %d", code)
+	}
+}
+
+// Every route is in the OpenAPI document, and the document names no other.
+func TestOpenAPICoversRoutes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range Routes {
+		method, path, _ := strings.Cut(r, " ")
+		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
+			t.Errorf("%s is not in openapi.json", r)
+		}
+	}
+	for _, ops := range doc.Paths {
+		n += len(ops)
+	}
+	if n != len(Routes) {
+		t.Errorf("openapi.json has %d operations, the server %d", n, len(Routes))
+	}
+}
+
+func TestNewRefusesNoAuth(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Options{DB: dbtest.NewSQLite(t)}); err == nil {
+		t.Fatal("a server without keys and without Insecure was built")
+	}
+	if _, err := ParseAPIKeys("short"); err == nil {
+		t.Fatal("a short key was accepted")
+	}
+	keys, err := ParseAPIKeys("aaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbb=alice\n# comment\n")
+	if err != nil || len(keys) != 2 || keys[1].UserID != "alice" {
+		t.Fatalf("%+v %v", keys, err)
+	}
+}
+
+// Shutdown while writes are in flight: every write that was acknowledged is stored.
+func TestGracefulShutdownKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	api := newAPI(t, db, Options{Insecure: true, MaxInFlight: 1000})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api}
+	go func() { _ = srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	started := make(chan struct{}, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started <- struct{}{}
+			content := fmt.Sprintf("message-%d", i)
+			resp, err := http.Post(base+"/v1/sessions/shutdown/messages", "application/json",
+				bytes.NewBufferString(`[{"role":"user","content":"`+content+`"}]`))
+			if err != nil {
+				return // refused after shutdown began: not acknowledged
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode == 201 {
+				mu.Lock()
+				acked[content] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	for range 200 {
+		<-started
+	}
+	// Shut down mid-stream: once some writes are acknowledged, while others are in flight.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 20 {
+			break
+		}
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, err := http.Post(base+"/v1/sessions/shutdown/messages", "application/json", strings.NewReader(`[]`)); err == nil {
+		t.Fatal("a request after shutdown was served")
+	}
+	st, _ := repository.NewStore(db, repository.StoreOptions{UserID: DefaultUserID})
+	h, err := st.Load(context.Background(), "shutdown", repository.LoadOptions{NoCompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for _, m := range h {
+		stored[m.Content] = true
+	}
+	for c := range acked {
+		if !stored[c] {
+			t.Fatalf("acknowledged %s was lost", c)
+		}
+	}
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged; the test proved nothing")
+	}
+	t.Logf("%d acknowledged, %d stored", len(acked), len(stored))
+}
+
+func TestMiddleware(t *testing.T) {
+	t.Parallel()
+	mem, _ := repository.NewMemoryStore(repository.StoreOptions{UserID: "alice", TruncateLength: 10})
+	_, _ = mem.StoreMessages(context.Background(), "mw", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: strings.Repeat("x", 50)}}, "")
+	var seen *Turn
+	h := Middleware(MiddlewareOptions{
+		Store:        func(*http.Request) (repository.SessionStore, error) { return mem, nil },
+		SystemPrompt: "You are a test.",
+	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, _ := TurnFrom(r.Context())
+		if t != nil {
+			seen = t
+		}
+		t.Record(models.HistoryMessage{Role: "user", Content: "now"}, models.HistoryMessage{Role: "assistant", Content: "answer"})
+		w.WriteHeader(204)
+	}))
+	r := httptest.NewRequest("POST", "/agent", nil)
+	r.Header.Set("X-Session-Id", "mw")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if seen == nil || len(seen.History) != 2 || !seen.History[1].Compressed || seen.Messages[0].Parts[0].PartKind != "system-prompt" {
+		t.Fatalf("turn %+v", seen)
+	}
+	after, _ := mem.Load(context.Background(), "mw", repository.LoadOptions{})
+	if len(after) != 4 || after[3].Content != "answer" {
+		t.Fatalf("turn not stored: %d", len(after))
+	}
+	// no session id: passes through without a turn
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+}

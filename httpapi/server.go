@@ -1,0 +1,398 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+//go:embed openapi.json
+var OpenAPI []byte
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes   = 32 << 20
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultMaxInFlight    = 64
+	DefaultUserID         = "anonymous"
+	DefaultTenantID       = "default"
+)
+
+// APIKey is an accepted bearer token; with UserID set it may act only for that user.
+type APIKey struct {
+	Key    string
+	UserID string
+}
+
+// ParseAPIKeys reads "key1,key2=alice": comma-separated keys, each optionally
+// bound to a user id with "=".
+func ParseAPIKeys(s string) ([]APIKey, error) {
+	var out []APIKey
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		part = strings.TrimSpace(part)
+		if part == "" || strings.HasPrefix(part, "#") {
+			continue
+		}
+		k, u, _ := strings.Cut(part, "=")
+		if len(k) < 16 {
+			return nil, errors.New("API keys must be at least 16 characters")
+		}
+		out = append(out, APIKey{Key: k, UserID: strings.TrimSpace(u)})
+	}
+	return out, nil
+}
+
+// Options configures the API.
+type Options struct {
+	DB             *bun.DB // required, migrated
+	TruncateLength int     // 0 = 200
+	StoreDisabled  bool    // POSTGRES_ENABLED=false
+	APIKeys        []APIKey
+	// Insecure serves without API keys; the serve command allows it only on loopback.
+	Insecure       bool
+	MaxBodyBytes   int64         // 0 = DefaultMaxBodyBytes
+	RequestTimeout time.Duration // 0 = DefaultRequestTimeout
+	MaxInFlight    int           // 0 = DefaultMaxInFlight
+	Logger         *slog.Logger  // nil = slog.Default()
+	Registry       *prometheus.Registry
+}
+
+// Server is the HTTP API.
+type Server struct {
+	o        Options
+	mux      *http.ServeMux
+	handler  http.Handler
+	inflight chan struct{}
+	keys     []hashedKey
+	m        metrics
+}
+
+type hashedKey struct {
+	sum    [32]byte
+	userID string
+}
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	ops      *prometheus.HistogramVec
+}
+
+// New builds the API.
+func New(o Options) (*Server, error) {
+	if o.DB == nil {
+		return nil, errors.New("httpapi: Options.DB is required")
+	}
+	if len(o.APIKeys) == 0 && !o.Insecure {
+		return nil, errors.New("httpapi: no API keys (set REMSTORE_API_KEYS) and not insecure")
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight)}
+	for _, k := range o.APIKeys {
+		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
+	}
+	s.m = metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "remstore_http_requests_total", Help: "HTTP requests by route and status."}, []string{"method", "route", "code"}),
+		latency:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"method", "route"}),
+		ops:      prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_operation_duration_seconds", Help: "Store, load and lookup durations.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)}, []string{"op"}),
+	}
+	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.DB.DB, "remstore"))
+	s.routes()
+	s.handler = s.observe(s.recover(s.limit(s.auth(s.mux))))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Routes lists every "METHOD /path" the API serves (the OpenAPI test uses it).
+var Routes = []string{
+	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup",
+	"GET /v1/sessions", "GET /v1/sessions/{id}", "PATCH /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
+	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel",
+	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
+}
+
+func (s *Server) routes() {
+	h := map[string]http.HandlerFunc{
+		"POST /v1/sessions/{id}/messages": s.postMessages,
+		"POST /v1/messages":               s.postMessages,
+		"GET /v1/sessions/{id}/messages":  s.getMessages,
+		"GET /v1/lookup":                  s.lookup,
+		"GET /v1/sessions":                s.listSessions,
+		"GET /v1/sessions/{id}":           s.getSession,
+		"PATCH /v1/sessions/{id}":         s.patchSession,
+		"DELETE /v1/sessions/{id}":        s.deleteSession,
+		"POST /v1/sessions/{id}/fork":     s.forkSession,
+		"POST /v1/sessions/{id}/cancel":   s.cancelSession,
+		"GET /healthz": func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		},
+		"GET /readyz":  s.readyz,
+		"GET /metrics": promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{}).ServeHTTP,
+		"GET /openapi.json": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(OpenAPI)
+		},
+	}
+	for _, route := range Routes {
+		handler := h[route]
+		s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+			// The mux sets r.Pattern on its own copy of the request; hand it
+			// back to observe for the metrics' route label.
+			if p, ok := r.Context().Value(ctxPattern).(*string); ok {
+				*p = route
+			}
+			handler(w, r)
+		})
+	}
+}
+
+// public routes need no API key and do not count against the in-flight cap.
+func public(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics", "/openapi.json":
+		return true
+	}
+	return false
+}
+
+// --- middleware ---
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxUser
+	ctxPattern
+)
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// observe assigns the request id and records the access log and metrics.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 128 {
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		route := "unmatched"
+		ctx := context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), ctxPattern, &route)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		code := sw.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		d := time.Since(start)
+		s.m.requests.WithLabelValues(r.Method, route, strconv.Itoa(code)).Inc()
+		s.m.latency.WithLabelValues(r.Method, route).Observe(d.Seconds())
+		s.o.Logger.Info("request", "id", id, "method", r.Method, "path", r.URL.Path, "route", route,
+			"status", code, "duration_ms", float64(d.Microseconds())/1000, "user", r.Header.Get("X-User-Id"))
+	})
+}
+
+func (s *Server) recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.o.Logger.Error("panic", "id", r.Context().Value(ctxRequestID), "panic", fmt.Sprint(v))
+				writeError(w, http.StatusInternalServerError, "internal", "internal error", "")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limit caps requests in flight (429 with Retry-After), then applies the
+// request timeout and the body cap.
+func (s *Server) limit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !public(r.URL.Path) {
+			select {
+			case s.inflight <- struct{}{}:
+				defer func() { <-s.inflight }()
+			default:
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusTooManyRequests, "too_many_requests", fmt.Sprintf("more than %d requests in flight", s.o.MaxInFlight), "")
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.o.RequestTimeout)
+		defer cancel()
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// auth checks the bearer key (constant time, over hashes so the length of a
+// key leaks nothing) and resolves the user the request acts for.
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if public(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		user := r.Header.Get("X-User-Id")
+		if !s.o.Insecure {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || tok == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
+				writeError(w, http.StatusUnauthorized, "unauthorized", "missing bearer API key", "Authorization")
+				return
+			}
+			sum := sha256.Sum256([]byte(tok))
+			match := -1
+			for i, k := range s.keys {
+				if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+					match = i
+				}
+			}
+			if match < 0 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
+				writeError(w, http.StatusUnauthorized, "unauthorized", "unknown API key", "Authorization")
+				return
+			}
+			if bound := s.keys[match].userID; bound != "" {
+				if user != "" && user != bound {
+					writeError(w, http.StatusForbidden, "forbidden", "this API key may not act for that user", "X-User-Id")
+					return
+				}
+				user = bound
+			}
+		}
+		if user == "" {
+			user = DefaultUserID
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxUser, user)))
+	})
+}
+
+// --- helpers ---
+
+func (s *Server) store(r *http.Request) (*repository.Store, error) {
+	user, _ := r.Context().Value(ctxUser).(string)
+	return repository.NewStore(s.o.DB, repository.StoreOptions{UserID: user, TruncateLength: s.o.TruncateLength, Disabled: s.o.StoreDisabled})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ErrorBody is every error response: {"error": {"code", "message", "field"}}.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Field   string `json:"field,omitempty"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, field string) {
+	var b ErrorBody
+	b.Error.Code, b.Error.Message, b.Error.Field = code, msg, field
+	writeJSON(w, status, b)
+}
+
+// fail maps an error to its status and body.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	fe, isField := models.AsFieldError(err)
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body larger than %d bytes", mbe.Limit), "body")
+	case isField:
+		field := fe.Field
+		if fe.Index >= 0 {
+			field = fmt.Sprintf("messages[%d].%s", fe.Index, fe.Field)
+		}
+		writeError(w, http.StatusBadRequest, "invalid_input", fe.Error(), field)
+	case errors.Is(err, repository.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
+	case errors.Is(err, repository.ErrSessionNotActive):
+		writeError(w, http.StatusConflict, "session_not_active", err.Error(), "")
+	case errors.Is(err, repository.ErrInvalidTransition):
+		writeError(w, http.StatusConflict, "invalid_transition", err.Error(), "status")
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusServiceUnavailable, "timeout", "request timed out", "")
+	default:
+		s.o.Logger.Error("request failed", "id", r.Context().Value(ctxRequestID), "err", err)
+		writeError(w, http.StatusServiceUnavailable, "storage_error", "storage failed; see the server log with this request id", "")
+	}
+}
+
+func (s *Server) timed(op string, start time.Time) {
+	s.m.ops.WithLabelValues(op).Observe(time.Since(start).Seconds())
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.o.DB.PingContext(ctx); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "not_ready", "database unreachable", "")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

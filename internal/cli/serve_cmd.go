@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/mcpserver"
+	"github.com/remstore/remstore/repository"
+)
+
+func (e *env) lookupEnv(k string) (string, bool) {
+	if e.getenv != nil {
+		return e.getenv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	var o struct {
+		addr, keysFile    string
+		insecure          bool
+		maxBody           int64
+		timeout, shutdown time.Duration
+		maxInFlight       int
+	}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API (store, load, lookup, sessions) with metrics and an OpenAPI document",
+		Long: `Serves the JSON API described at /openapi.json. Requests need
+"Authorization: Bearer <key>" with a key from REMSTORE_API_KEYS (comma-separated;
+"key=alice" binds a key to one user) or --api-keys-file, and act for the user in
+X-User-Id. --insecure-no-auth drops the key check and is refused unless --addr is
+a loopback address. SIGTERM stops accepting requests and finishes the ones in
+flight before exiting.`,
+		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
+			"  remstore serve --insecure-no-auth",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			host, _, err := net.SplitHostPort(o.addr)
+			if err != nil {
+				return usageErr("--addr: %v", err)
+			}
+			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
+			}
+			var keys []httpapi.APIKey
+			raw, _ := e.lookupEnv("REMSTORE_API_KEYS")
+			if o.keysFile != "" {
+				b, err := os.ReadFile(o.keysFile)
+				if err != nil {
+					return usageErr("--api-keys-file: %v", err)
+				}
+				raw += "," + string(b)
+			}
+			if keys, err = httpapi.ParseAPIKeys(raw); err != nil {
+				return usageErr("REMSTORE_API_KEYS: %v", err)
+			}
+			if len(keys) == 0 && !o.insecure {
+				return usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
+			}
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			api, err := httpapi.New(httpapi.Options{DB: s.DB(), TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
+				APIKeys: keys, Insecure: o.insecure, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", o.addr)
+			if err != nil {
+				return &exitError{ExitUnavailable, fmt.Errorf("listen %s: %w", o.addr, err)}
+			}
+			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(e.stderr, "remstore: listening on http://%s\n", ln.Addr())
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			select {
+			case err := <-done:
+				return err
+			case <-e.ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("shutdown: %w", err)
+			}
+			if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			fmt.Fprintln(e.stderr, "remstore: stopped")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8088", "listen address")
+	f.StringVar(&o.keysFile, "api-keys-file", "", "file with API keys (one per line or comma-separated)")
+	f.BoolVar(&o.insecure, "insecure-no-auth", false, "no API key check (loopback only)")
+	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
+	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
+	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")
+	f.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in flight")
+	return cmd
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func newMCPCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve REM LOOKUP and session history as MCP tools on stdio",
+		Long: `Runs a Model Context Protocol server on stdin/stdout with two tools:
+rem_lookup(key) returns the full text behind a REM LOOKUP key, and
+session_history(session_id, compress) returns a session's messages. The tenant
+is --user-id (or REMSTORE_USER_ID).`,
+		Example: "  remstore mcp --user-id alice --db postgres://localhost/app",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := e.openStore()
+			if err != nil {
+				return err
+			}
+			defer s.DB().Close()
+			var st repository.SessionStore = s
+			t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}}
+			err = mcpserver.New(st, Version).Run(e.ctx, t)
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,61 @@
+// Package mcpserver offers REM LOOKUP and session history as Model Context
+// Protocol tools, so an agent can recover cut text itself: rem_lookup(key) and
+// session_history(session_id, compress). `remstore mcp` serves it on stdio.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// LookupArgs are rem_lookup's arguments.
+type LookupArgs struct {
+	Key string `json:"key" jsonschema:"the REM LOOKUP key from a truncated message, bare or as 'REM LOOKUP <key>'"`
+}
+
+// HistoryArgs are session_history's arguments.
+type HistoryArgs struct {
+	SessionID string `json:"session_id" jsonschema:"the session id"`
+	Compress  *bool  `json:"compress,omitempty" jsonschema:"cut long assistant answers (default true)"`
+}
+
+func text(s string, isErr bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// New returns an MCP server whose tools read st (bound to one tenant).
+func New(st repository.SessionStore, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remstore", Version: version}, nil)
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "rem_lookup",
+		Description: "Recover the full text of a message that was truncated with " +
+			"'[Message truncated - REM LOOKUP <key> to recover full content]'. Pass the key.",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, a LookupArgs) (*mcp.CallToolResult, any, error) {
+		full, err := st.Lookup(ctx, a.Key)
+		if err != nil {
+			return text(err.Error(), true), nil, nil
+		}
+		return text(full, false), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "session_history",
+		Description: "The messages of a session as a JSON array (long assistant answers cut with REM LOOKUP keys unless compress is false).",
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, a HistoryArgs) (*mcp.CallToolResult, any, error) {
+		compress := a.Compress == nil || *a.Compress
+		h, err := st.Load(ctx, a.SessionID, repository.LoadOptions{NoCompress: !compress})
+		if err != nil {
+			return text(err.Error(), true), nil, nil
+		}
+		var b bytes.Buffer
+		if err := models.EncodeHistory(&b, h); err != nil {
+			return text(err.Error(), true), nil, nil
+		}
+		return text(b.String(), false), nil, nil
+	})
+	return s
+}
