@@ -125,13 +125,75 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var err error
-		res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID, writeOpts{})
-		return err
-	})
+	if s.pg && !hasIDs(msgs) {
+		res, err = s.storeFast(ctx, sid, sessionKey, msgs, userID)
+	} else {
+		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID, writeOpts{})
+			return err
+		})
+	}
 	if err != nil {
 		return StoreResult{SessionID: sid}, fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
+	}
+	return res, nil
+}
+
+func hasIDs(msgs []models.HistoryMessage) bool {
+	for _, m := range msgs {
+		if m.ID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fastRow is one message as remstore_store_messages reads it.
+type fastRow struct {
+	ID        uuid.UUID       `json:"id"`
+	Role      models.Role     `json:"role"`
+	Content   string          `json:"content"`
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
+	Metadata  models.JSONMap  `json:"metadata"`
+	TraceID   *string         `json:"trace_id,omitempty"`
+	SpanID    *string         `json:"span_id,omitempty"`
+}
+
+// storeFast is the PostgreSQL store in one statement (see storeFunctionDDL):
+// one round trip, one implicit transaction, all or nothing. Calls with
+// caller-given ids take the transactional path, which checks them.
+func (s *Store) storeFast(ctx context.Context, sid uuid.UUID, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
+	res := StoreResult{SessionID: sid, Keys: make([]string, len(msgs)), IDs: make([]uuid.UUID, len(msgs))}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	rows := make([]fastRow, len(msgs))
+	for i, m := range msgs {
+		row, err := newRow(m, sid, 0, "", userID, s.userID, now)
+		if err != nil {
+			return res, &models.FieldError{Index: i, Reason: err.Error()}
+		}
+		delete(row.Metadata, "message_index") // the function sets both
+		delete(row.Metadata, "entity_key")
+		rows[i] = fastRow{ID: row.ID, Role: row.Role, Content: row.Content, ToolCalls: json.RawMessage(row.ToolCalls),
+			Metadata: row.Metadata, TraceID: row.TraceID, SpanID: row.SpanID}
+		res.IDs[i] = row.ID
+	}
+	payload, err := json.Marshal(rows)
+	if err != nil {
+		return res, err
+	}
+	var status string
+	var first sql.NullInt64
+	err = s.db.QueryRowContext(ctx, "SELECT status, first_index FROM remstore_store_messages(?, ?, ?, ?, ?, ?, ?)",
+		sid, lockKey(sid), sessionKey, userID, s.userID, now, string(payload)).Scan(&status, &first)
+	if err != nil {
+		return res, err
+	}
+	if status != models.StatusActive {
+		return res, fmt.Errorf("%w: status is %q", ErrSessionNotActive, status)
+	}
+	for i := range msgs {
+		res.Keys[i] = compressor.BuildKey(sid.String(), int(first.Int64)+i)
 	}
 	return res, nil
 }
