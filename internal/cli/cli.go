@@ -161,6 +161,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newSessionsCmd(e),
 		newServeCmd(e),
 		newMCPCmd(e),
+		newBenchCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,331 @@
+// Package bench holds remstore's performance workloads, each beside its floor:
+// the same work in native pgx with hand-written SQL. `go test -bench` and
+// `remstore bench` run the same definitions, so the figures cannot drift apart.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// Op is one timed operation.
+type Op func(ctx context.Context) error
+
+// Workload is one measured thing: remstore's operation and, on PostgreSQL, its floor.
+type Workload struct {
+	Name  string
+	Rows  int // rows handled per operation (for rows/s)
+	Size  int // table size or batch size the name refers to
+	Run   Op
+	Floor Op // nil when there is none (SQLite)
+}
+
+// Env is a database prepared for benchmarks: a schema of its own on
+// PostgreSQL (dropped by Close) or a SQLite file.
+type Env struct {
+	DB    *bun.DB
+	Conn  *pgx.Conn // PostgreSQL only: the floor's native connection
+	Store *repository.Store
+	close func()
+}
+
+// Close drops what Open created.
+func (e *Env) Close() { e.close() }
+
+// Open prepares dbURL for benchmarks. On PostgreSQL it creates a throwaway
+// schema so a real database is left as it was.
+func Open(ctx context.Context, dbURL string) (*Env, error) {
+	db, err := repository.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{DB: db, close: func() { _ = db.Close() }}
+	if repository.IsPostgres(db) {
+		schema := "remstore_bench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+		if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		_ = db.Close()
+		u, _ := url.Parse(dbURL)
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		if e.DB, err = repository.Open(ctx, u.String()); err != nil {
+			return nil, err
+		}
+		if e.Conn, err = pgx.Connect(ctx, u.String()); err != nil {
+			return nil, err
+		}
+		dbx := e.DB
+		e.close = func() {
+			_, _ = dbx.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			_ = e.Conn.Close(context.Background())
+			_ = dbx.Close()
+		}
+	}
+	if err := repository.Migrate(ctx, e.DB); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.Store, err = repository.NewStore(e.DB, repository.StoreOptions{UserID: "bench"})
+	return e, err
+}
+
+// Turn is a realistic 4-message turn: prompt, long answer, tool result, short answer.
+func Turn(i int) []models.HistoryMessage {
+	return []models.HistoryMessage{
+		{Role: "user", Content: fmt.Sprintf("question %d: what are the options for the trip?", i)},
+		{Role: "assistant", Content: strings.Repeat("Here is a detailed answer with several options. ", 12)},
+		{Role: "tool", Content: `{"status":"success","results":[1,2,3]}`, ToolCallID: fmt.Sprintf("call_%d", i), ToolName: "search", ToolArguments: []byte(`{"q":"trip"}`)},
+		{Role: "assistant", Content: "Done."},
+	}
+}
+
+func messages(n int) []models.HistoryMessage {
+	var out []models.HistoryMessage
+	for i := 0; len(out) < n; i++ {
+		out = append(out, Turn(i)...)
+	}
+	return out[:n]
+}
+
+// fill writes n messages into session key (in batches of 1000).
+func (e *Env) fill(ctx context.Context, key string, n int) error {
+	all := messages(n)
+	for lo := 0; lo < n; lo += 1000 {
+		if _, err := e.Store.StoreMessages(ctx, key, all[lo:min(lo+1000, n)], ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillTable brings the messages table to n rows with generated SQL (every
+// row a keyed assistant message of its own session-sized chunk).
+func (e *Env) fillTable(ctx context.Context, n int) error {
+	var have int
+	if err := e.DB.NewRaw("SELECT count(*) FROM messages").Scan(ctx, &have); err != nil {
+		return err
+	}
+	if have >= n {
+		return nil
+	}
+	sid := uuid.New()
+	if _, err := e.DB.ExecContext(ctx, "INSERT INTO sessions (id, name) VALUES (?, 'bench-fill')", sid); err != nil {
+		return err
+	}
+	_, err := e.DB.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+		SELECT gen_random_uuid(), ?, 'assistant', repeat('x', 500),
+		       jsonb_build_object('message_index', g, 'entity_key', 'session-' || ? || '-msg-' || g, 'timestamp', null),
+		       'bench', 'bench', now() + g * interval '1 microsecond', now()
+		FROM generate_series(?, ?) g`, sid, sid.String(), have, n-1)
+	if err == nil {
+		_, err = e.DB.ExecContext(ctx, "ANALYZE messages")
+	}
+	return err
+}
+
+// Sizes scales the workloads; Quick is what CI runs (-benchtime=1x).
+type Sizes struct {
+	Load    []int // messages in the loaded session
+	Lookups []int // rows in the table
+	Import  int
+}
+
+var (
+	Full  = Sizes{Load: []int{10, 1000, 100_000}, Lookups: []int{10_000, 100_000, 1_000_000}, Import: 100_000}
+	Quick = Sizes{Load: []int{10, 1000, 5000}, Lookups: []int{2000, 5000, 10_000}, Import: 5000}
+)
+
+// Workloads prepares every workload on e (filling tables as needed).
+func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
+	var out []Workload
+	pg := e.Conn != nil
+	seq := 0
+	// store a 4-message turn, and 100 messages
+	for _, n := range []int{4, 100} {
+		key := fmt.Sprintf("store-%d", n)
+		batch := messages(n)
+		w := Workload{Name: fmt.Sprintf("store %d messages", n), Rows: n, Size: n,
+			Run: func(ctx context.Context) error {
+				_, err := e.Store.StoreMessages(ctx, key, batch, "")
+				return err
+			}}
+		if pg {
+			fsid := uuid.New()
+			w.Floor = func(ctx context.Context) error { seq++; return floorStore(ctx, e.Conn, fsid, batch, seq) }
+		}
+		out = append(out, w)
+	}
+	// load + compress
+	for _, n := range sz.Load {
+		key := fmt.Sprintf("load-%d", n)
+		if err := e.fill(ctx, key, n); err != nil {
+			return nil, err
+		}
+		sid, _ := repository.SessionUUID(key)
+		w := Workload{Name: fmt.Sprintf("load+compress %d", n), Rows: n, Size: n,
+			Run: func(ctx context.Context) error {
+				h, err := e.Store.Load(ctx, key, repository.LoadOptions{})
+				if err == nil && len(h) != n {
+					err = fmt.Errorf("loaded %d of %d", len(h), n)
+				}
+				return err
+			}}
+		if pg {
+			w.Floor = func(ctx context.Context) error { return floorLoad(ctx, e.Conn, sid, n) }
+		}
+		out = append(out, w)
+	}
+	// load + convert 1k
+	out = append(out, Workload{Name: "load+compress+convert 1000", Rows: 1000, Size: 1000,
+		Run: func(ctx context.Context) error {
+			h, err := e.Store.Load(ctx, "load-1000", repository.LoadOptions{})
+			if err != nil {
+				return err
+			}
+			_, err = convert.JSON(h, convert.Options{SystemPrompt: "You are a benchmark."})
+			return err
+		}})
+	// lookup at growing table sizes
+	for _, n := range sz.Lookups {
+		if !pg && n > sz.Lookups[0] {
+			break
+		}
+		if pg {
+			if err := e.fillTable(ctx, n); err != nil {
+				return nil, err
+			}
+		}
+		res, err := e.Store.StoreMessages(ctx, fmt.Sprintf("lookup-%d", n), Turn(n), "")
+		if err != nil {
+			return nil, err
+		}
+		key := res.Keys[1]
+		w := Workload{Name: fmt.Sprintf("lookup in %d rows", n), Rows: 1, Size: n,
+			Run: func(ctx context.Context) error { _, err := e.Store.Lookup(ctx, key); return err }}
+		if pg {
+			w.Floor = func(ctx context.Context) error {
+				var s string
+				return e.Conn.QueryRow(ctx, "SELECT content FROM messages WHERE metadata->>'entity_key' = $1 AND tenant_id = $2 AND deleted_at IS NULL LIMIT 1",
+					key, "bench").Scan(&s)
+			}
+		}
+		out = append(out, w)
+	}
+	// import
+	var export bytes.Buffer
+	if err := e.fill(ctx, "import-src", sz.Import); err != nil {
+		return nil, err
+	}
+	if _, err := repository.Export(ctx, e.DB, &export, repository.ExportOptions{SessionID: "import-src"}); err != nil {
+		return nil, err
+	}
+	data := export.Bytes()
+	out = append(out, Workload{Name: fmt.Sprintf("import %d", sz.Import), Rows: sz.Import, Size: sz.Import,
+		Run: func(ctx context.Context) error {
+			// re-import under fresh ids so every run writes every row
+			_, err := repository.Import(ctx, e.DB, bytes.NewReader(reID(data)), repository.ImportOptions{BatchSize: 5000})
+			return err
+		}})
+	if pg {
+		out[len(out)-1].Floor = func(ctx context.Context) error { return floorCopy(ctx, e.Conn, sz.Import) }
+	}
+	return out, nil
+}
+
+// reID gives every record of an export fresh ids (same session).
+func reID(data []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	sid := uuid.New()
+	var old []byte
+	out := make([][]byte, 0, len(lines))
+	for i, l := range lines {
+		if i == 0 {
+			old = l[bytes.Index(l, []byte(`"id":"`))+6:][:36]
+		}
+		l = bytes.ReplaceAll(l, old, []byte(sid.String()))
+		if bytes.HasPrefix(l, []byte(`{"kind":"message","id":"`)) {
+			p := len(`{"kind":"message","id":"`)
+			l = append(append(append([]byte{}, l[:p]...), uuid.NewString()...), l[p+36:]...)
+		}
+		out = append(out, l)
+	}
+	return append(bytes.Join(out, []byte("\n")), '\n')
+}
+
+// Result is a workload's measured figures.
+type Result struct {
+	Name        string  `json:"name"`
+	Size        int     `json:"size"`
+	Iterations  int     `json:"iterations"`
+	MedianMS    float64 `json:"median_ms"`
+	P95MS       float64 `json:"p95_ms"`
+	RowsPerSec  float64 `json:"rows_per_sec"`
+	FloorMS     float64 `json:"floor_median_ms,omitempty"`
+	RatioFloor  float64 `json:"ratio_to_floor,omitempty"`
+	FloorRowsPS float64 `json:"floor_rows_per_sec,omitempty"`
+}
+
+func measure(ctx context.Context, op Op, iters int) ([]time.Duration, error) {
+	d := make([]time.Duration, 0, iters)
+	for range iters {
+		start := time.Now()
+		if err := op(ctx); err != nil {
+			return nil, err
+		}
+		d = append(d, time.Since(start))
+	}
+	slices.Sort(d)
+	return d, nil
+}
+
+func pct(d []time.Duration, p float64) float64 {
+	i := int(float64(len(d)-1) * p)
+	return float64(d[i].Microseconds()) / 1000
+}
+
+// Measure runs a workload iters times (alternating with its floor, so both
+// see the same machine state) and summarizes.
+func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
+	r := Result{Name: w.Name, Size: w.Size, Iterations: iters}
+	var runs, floors []time.Duration
+	for range iters {
+		d, err := measure(ctx, w.Run, 1)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		runs = append(runs, d...)
+		if w.Floor != nil {
+			d, err := measure(ctx, w.Floor, 1)
+			if err != nil {
+				return r, fmt.Errorf("%s floor: %w", w.Name, err)
+			}
+			floors = append(floors, d...)
+		}
+	}
+	slices.Sort(runs)
+	r.MedianMS, r.P95MS = pct(runs, 0.5), pct(runs, 0.95)
+	r.RowsPerSec = float64(w.Rows) / (r.MedianMS / 1000)
+	if len(floors) > 0 {
+		slices.Sort(floors)
+		r.FloorMS = pct(floors, 0.5)
+		r.RatioFloor = r.MedianMS / r.FloorMS
+		r.FloorRowsPS = float64(w.Rows) / (r.FloorMS / 1000)
+	}
+	return r, nil
+}

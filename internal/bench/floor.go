@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/remstore/remstore/models"
+)
+
+// floorStore is a store done by hand in native pgx: one pipelined batch
+// (BEGIN, the session lock, the session upsert, one INSERT ... SELECT whose
+// positions come from a subquery, COMMIT) with $n parameters: one round trip.
+func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.HistoryMessage, seq int) error {
+	n := len(msgs)
+	ids := make([]uuid.UUID, n)
+	roles := make([]string, n)
+	contents := make([]string, n)
+	metas := make([]string, n)
+	for i, m := range msgs {
+		ids[i], roles[i], contents[i] = uuid.New(), string(m.Role), m.Content
+		meta := map[string]any{"timestamp": m.Timestamp}
+		if m.Role == "tool" {
+			meta["tool_call_id"], meta["tool_name"] = m.ToolCallID, m.ToolName
+			if m.ToolArguments != nil {
+				meta["tool_arguments"] = json.RawMessage(m.ToolArguments)
+			}
+		}
+		b, _ := json.Marshal(meta)
+		metas[i] = string(b)
+	}
+	lock := int64(binary.BigEndian.Uint64(sid[:8]) ^ binary.BigEndian.Uint64(sid[8:]))
+	now := time.Now().UTC()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT pg_advisory_xact_lock($1)", lock)
+	b.Queue(`INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
+		VALUES ($1, $2, 'active', 'bench', 'bench', $3, $3) ON CONFLICT (id) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
+		sid, sid.String(), now)
+	b.Queue(`INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
+		SELECT u.id, $1, u.role, u.content,
+		       u.meta::jsonb || jsonb_build_object('message_index', p.n + u.o - 1, 'entity_key', 'session-' || $1::text || '-msg-' || (p.n + u.o - 1)),
+		       'bench', 'bench', greatest($6::timestamptz, p.last + interval '1 microsecond') + (u.o - 1) * interval '1 microsecond', $6
+		FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, role, content, meta, o),
+		     (SELECT count(*) AS n, max(created_at) AS last FROM messages WHERE session_id = $1) p`,
+		sid, ids, roles, contents, metas, now)
+	b.Queue("COMMIT")
+	br := c.SendBatch(ctx, b)
+	for i := range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return fmt.Errorf("floor store statement %d (run %d): %w", i, seq, err)
+		}
+	}
+	return br.Close()
+}
+
+// floorLoad reads the same rows as a load, scanned by pgx, without compression.
+func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
+	rows, err := c.Query(ctx, `SELECT role, content, metadata, created_at, deleted_at FROM messages
+		WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id`, sid, "bench")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var role, content string
+		var meta map[string]any
+		var created time.Time
+		var deleted *time.Time
+		if err := rows.Scan(&role, &content, &meta, &created, &deleted); err != nil {
+			return err
+		}
+		n++
+	}
+	if n != want {
+		return fmt.Errorf("floor loaded %d of %d", n, want)
+	}
+	return rows.Err()
+}
+
+// floorCopy COPYs n message rows straight into the table.
+func floorCopy(ctx context.Context, c *pgx.Conn, n int) error {
+	sid := uuid.New()
+	if _, err := c.Exec(ctx, "INSERT INTO sessions (id, name) VALUES ($1, 'floor-copy')", sid); err != nil {
+		return err
+	}
+	msgs := messages(n)
+	now := time.Now().UTC()
+	i := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		m := msgs[i]
+		meta := fmt.Sprintf(`{"message_index":%d,"entity_key":"session-%s-msg-%d","timestamp":null}`, i, sid, i)
+		row := []any{uuid.New(), sid, string(m.Role), m.Content, meta, "bench", "bench", now.Add(time.Duration(i) * time.Microsecond), now}
+		i++
+		return row, nil
+	})
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"},
+		[]string{"id", "session_id", "role", "content", "metadata", "user_id", "tenant_id", "created_at", "updated_at"}, src)
+	return err
+}
