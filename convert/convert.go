@@ -66,6 +66,9 @@ func Convert(history []models.HistoryMessage, o Options) []Message {
 	var fallback string // conversion time, computed at most once
 	stamp := func(m *models.HistoryMessage) string {
 		if m != nil && m.Timestamp != nil {
+			if z, ok := utcZ(*m.Timestamp); ok {
+				return z
+			}
 			if t, err := models.ParseTimestamp(*m.Timestamp); err == nil {
 				return FormatTimestamp(t)
 			}
@@ -198,6 +201,41 @@ func callArgs(t *models.HistoryMessage) json.RawMessage {
 	return json.RawMessage("{}")
 }
 
+// utcZ rewrites the form loads produce, Python's isoformat of a UTC time
+// ("2024-01-15T10:30:00[.ffffff]+00:00"), to pydantic's ("...Z") without
+// parsing it; ok is false for any other form.
+func utcZ(s string) (string, bool) {
+	const frac = len("2006-01-02T15:04:05.000000+00:00")
+	if (len(s) != frac && len(s) != frac-7) || s[len(s)-6:] != "+00:00" || s[10] != 'T' {
+		return "", false
+	}
+	for i, c := range []byte(s[:len(s)-6]) {
+		switch i {
+		case 4, 7:
+			if c != '-' {
+				return "", false
+			}
+		case 10:
+		case 13, 16:
+			if c != ':' {
+				return "", false
+			}
+		case 19:
+			if c != '.' {
+				return "", false
+			}
+		default:
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		}
+	}
+	if len(s) == frac && s[19:26] == ".000000" {
+		return s[:19] + "Z", true
+	}
+	return s[:len(s)-6] + "Z", true
+}
+
 // FormatTimestamp prints t as pydantic does: UTC, "Z", microseconds only when
 // not zero.
 func FormatTimestamp(t time.Time) string {
@@ -210,22 +248,11 @@ func FormatTimestamp(t time.Time) string {
 
 // JSON converts and encodes in one step: a compact JSON array.
 func JSON(history []models.HistoryMessage, o Options) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Convert(history, o)); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	msgs := Convert(history, o)
+	return appendJSON(make([]byte, 0, 512*len(msgs)+64), msgs), nil
 }
 
-func jsonString(s string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
+func jsonString(s string) json.RawMessage { return appendString(nil, s) }
 
 func compact(raw []byte) json.RawMessage {
 	var b bytes.Buffer

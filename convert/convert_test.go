@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -167,8 +168,55 @@ func FuzzConvert(f *testing.F) {
 				}
 			}
 		}
-		if _, err := JSON(h, Options{Now: fixedNow}); err != nil {
-			t.Fatal(err)
+		if got, want := appendJSON(nil, out), stdJSON(t, out); !bytes.Equal(got, want) {
+			t.Fatalf("encoders differ:\n%s\n%s", got, want)
 		}
 	})
+}
+
+// stdJSON is what encoding/json writes for msgs (HTML escaping off).
+func stdJSON(t testing.TB, msgs []Message) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(msgs); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// The hand-written encoder writes exactly what encoding/json writes.
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(fixtures.Path("histories", "*.json"))
+	for _, f := range files {
+		in, _ := os.ReadFile(f)
+		h, _ := models.DecodeHistory(in)
+		msgs := Convert(h, Options{SystemPrompt: "S <&> \u2028", Now: fixedNow})
+		if got, want := appendJSON(nil, msgs), stdJSON(t, msgs); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", f, got, want)
+		}
+	}
+	for _, s := range []string{"", "plain", "q\"b\\s", "\x00\x01\b\f\n\r\t\x1f\x7f", "<a&b>", "\u2028\u2029", "é😀", "\xff\xfe bad", "e\u0301"} {
+		msgs := Convert([]models.HistoryMessage{{Role: "user", Content: s}, {Role: "tool", Content: s, ToolName: s, ToolCallID: s}}, Options{SystemPrompt: s, Now: fixedNow})
+		if got, want := appendJSON(nil, msgs), stdJSON(t, msgs); !bytes.Equal(got, want) {
+			t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+		}
+	}
+}
+
+// The fast path agrees with parse-and-format on the forms it accepts.
+func TestUTCZ(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"2024-01-15T10:30:00+00:00", "2024-01-15T10:30:00.123456+00:00", "2024-01-15T10:30:00.000000+00:00",
+		"2024-01-15T10:30:00.000001+00:00", "2024-01-15T10:30:00Z", "2024-01-15T12:30:00+02:00", "2024-01-15 10:30:00+00:00", "2024-13-xxT10:30:00+00:00", "garbage"} {
+		z, ok := utcZ(s)
+		tm, err := models.ParseTimestamp(s)
+		switch {
+		case ok && (err != nil || z != FormatTimestamp(tm)):
+			t.Errorf("utcZ(%q) = %q, parse says %v %v", s, z, FormatTimestamp(tm), err)
+		case !ok && (strings.HasSuffix(s, "+00:00") && err == nil && s[10] == 'T' && len(s) >= 25):
+			t.Errorf("utcZ(%q) refused a plain form", s)
+		}
+	}
 }

@@ -23,7 +23,11 @@ import (
 // Open connects to a postgres:// URL or opens (creating it and its directory)
 // the SQLite file at any other path, and checks that the database answers.
 // Errors wrap ErrUnavailable and never include a password.
-func Open(ctx context.Context, dbURL string) (*bun.DB, error) {
+func Open(ctx context.Context, dbURL string) (*bun.DB, error) { return OpenWith(ctx, dbURL, nil) }
+
+// OpenWith is Open with a hook to adjust the pgx configuration of a
+// PostgreSQL connection (a query tracer in tests, say); nil leaves it as is.
+func OpenWith(ctx context.Context, dbURL string, configure func(*pgx.ConnConfig)) (*bun.DB, error) {
 	if err := settings.ValidateDatabaseURL(dbURL); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -39,6 +43,9 @@ func Open(ctx context.Context, dbURL string) (*bun.DB, error) {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		if cfg.ConnectTimeout == 0 {
 			cfg.ConnectTimeout = 10 * time.Second
+		}
+		if configure != nil {
+			configure(cfg)
 		}
 		sqldb := stdlib.OpenDB(*cfg)
 		sqldb.SetMaxIdleConns(4)

@@ -2,6 +2,8 @@ package repository
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,34 +13,61 @@ import (
 )
 
 // storedRow is what history assembly needs of a messages row. The database
-// store and the in-memory store both produce these, in load order (the
-// tenant's rows of one session, soft-deleted ones included, by created_at, id).
+// store reads exactly these fields (not the whole metadata document) and the
+// in-memory store derives them; both list them in load order (the tenant's
+// rows of one session, soft-deleted ones included, by created_at, id).
 type storedRow struct {
-	ID        uuid.UUID
-	Role      models.Role
-	Content   string
-	Meta      models.JSONMap
-	ToolCalls models.NullJSON
-	CreatedAt time.Time
-	Deleted   bool
+	ID             uuid.UUID
+	Role           models.Role
+	Content        string
+	Key            string          // metadata.entity_key
+	ToolCallID     string          // metadata.tool_call_id
+	ToolName       string          // metadata.tool_name
+	ToolArgs       json.RawMessage // metadata.tool_arguments
+	Author         string          // metadata.author
+	Usage          json.RawMessage // metadata.usage
+	ToolCalls      json.RawMessage // tool_calls.items
+	Compaction     bool            // metadata.compaction
+	CompactsBefore int             // metadata.compacts_before
+	CreatedAt      time.Time
+	Deleted        bool
 }
 
-func (r storedRow) key() string {
-	if k, ok := r.Meta["entity_key"].(string); ok {
-		return k
+func (r storedRow) key() string { return r.Key }
+
+// rowFromMessage derives a storedRow from a full row (in-memory store).
+func rowFromMessage(m *models.Message) storedRow {
+	r := storedRow{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt, Deleted: m.DeletedAt != nil}
+	str := func(k string) string { v, _ := m.Metadata[k].(string); return v }
+	raw := func(k string) json.RawMessage {
+		if v, ok := m.Metadata[k]; ok && v != nil {
+			b, _ := json.Marshal(v)
+			return b
+		}
+		return nil
 	}
-	return ""
+	r.Key, r.ToolCallID, r.ToolName, r.Author = str("entity_key"), str("tool_call_id"), str("tool_name"), str("author")
+	r.ToolArgs, r.Usage = raw("tool_arguments"), raw("usage")
+	r.Compaction = m.Metadata["compaction"] == true
+	r.CompactsBefore, _ = asInt(m.Metadata["compacts_before"])
+	if m.ToolCalls != nil {
+		var tc struct {
+			Items json.RawMessage `json:"items"`
+		}
+		if json.Unmarshal(m.ToolCalls, &tc) == nil {
+			r.ToolCalls = tc.Items
+		}
+	}
+	return r
 }
 
 // compactionStart returns, for the last live compaction summary, its row
 // position and the position of the first message it does not cover.
 func compactionStart(rows []storedRow) (summary, from int, ok bool) {
 	for p := len(rows) - 1; p >= 0; p-- {
-		if rows[p].Deleted || rows[p].Meta["compaction"] != true {
-			continue
+		if !rows[p].Deleted && rows[p].Compaction {
+			return p, rows[p].CompactsBefore, true
 		}
-		k, _ := asInt(rows[p].Meta["compacts_before"])
-		return p, k, true
 	}
 	return 0, 0, false
 }
@@ -120,38 +149,42 @@ func toHistory(r storedRow) models.HistoryMessage {
 	ts := models.FormatTimestamp(r.CreatedAt)
 	m := models.HistoryMessage{Role: role, Content: r.Content, Timestamp: &ts}
 	if role.IsTool() {
-		if v, ok := r.Meta["tool_call_id"].(string); ok {
-			m.ToolCallID = v
-		}
-		if v, ok := r.Meta["tool_name"].(string); ok {
-			m.ToolName = v
-		}
-		if v, ok := r.Meta["tool_arguments"]; ok && truthy(v) {
-			if b, err := json.Marshal(v); err == nil {
-				m.ToolArguments = b
-			}
+		m.ToolCallID, m.ToolName = r.ToolCallID, r.ToolName
+		if rawTruthy(r.ToolArgs) {
+			m.ToolArguments = r.ToolArgs
 		}
 	}
-	extra := func(key string, v any) {
-		if b, err := json.Marshal(v); err == nil {
-			m.Extra = append(m.Extra, models.Field{Key: key, Value: b})
-		}
+	if r.Author != "" {
+		b, _ := json.Marshal(r.Author)
+		m.Extra = append(m.Extra, models.Field{Key: "author", Value: b})
 	}
-	if v, ok := r.Meta["author"].(string); ok && v != "" {
-		extra("author", v)
+	if len(r.ToolCalls) > 2 && r.ToolCalls[0] == '[' {
+		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: r.ToolCalls})
 	}
-	if r.ToolCalls != nil {
-		var tc struct {
-			Items json.RawMessage `json:"items"`
-		}
-		if json.Unmarshal(r.ToolCalls, &tc) == nil && len(tc.Items) > 2 {
-			m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: tc.Items})
-		}
-	}
-	if v, ok := r.Meta["usage"]; ok && truthy(v) {
-		extra("usage", v)
+	if rawTruthy(r.Usage) {
+		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})
 	}
 	return m
+}
+
+// rawTruthy is Python's truth value of a JSON value: the peer adds
+// tool_arguments only when it is truthy (not null, false, 0, "", [] or {}).
+func rawTruthy(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	switch t {
+	case "", "null", "false", `""`, "[]", "{}":
+		return false
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		return f != 0
+	}
+	if t[0] == '[' || t[0] == '{' {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return truthy(v)
+		}
+	}
+	return true
 }
 
 // truthy is Python's truth value of a decoded JSON value: the peer adds

@@ -86,8 +86,7 @@ func (m *MemoryStore) tenantRows(ms *memSession) []storedRow {
 	var out []storedRow
 	for _, r := range ms.msgs {
 		if r.TenantID != nil && *r.TenantID == m.userID {
-			out = append(out, storedRow{ID: r.ID, Role: r.Role, Content: r.Content, Meta: r.Metadata,
-				ToolCalls: r.ToolCalls, CreatedAt: r.CreatedAt, Deleted: r.DeletedAt != nil})
+			out = append(out, rowFromMessage(r))
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -617,7 +618,7 @@ func compactionCut(rows []storedRow, keepLast int) (int, []models.HistoryMessage
 		live, from = append(live, s), f
 	}
 	for p := from; p < len(rows); p++ {
-		if !rows[p].Deleted && rows[p].Meta["compaction"] != true {
+		if !rows[p].Deleted && !rows[p].Compaction {
 			live = append(live, p)
 		}
 	}
@@ -655,8 +656,8 @@ func (s *Store) SessionUsage(ctx context.Context, sessionKey string) (Usage, err
 func sumUsage(rows []storedRow) Usage {
 	var u Usage
 	for _, r := range rows {
-		m, ok := r.Meta["usage"].(map[string]any)
-		if r.Deleted || !ok {
+		var m map[string]any
+		if r.Deleted || len(r.Usage) == 0 || decodeNumber(r.Usage, &m) != nil || m == nil {
 			continue
 		}
 		in, _ := asInt(m["input_tokens"])
@@ -686,4 +687,10 @@ func DeterministicSummary(_ context.Context, msgs []models.HistoryMessage) (stri
 		fmt.Fprintf(&b, "\n- %s: %s", m.Role, strings.Join(words, " "))
 	}
 	return b.String(), nil
+}
+
+func decodeNumber(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -8,9 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/compressor"
@@ -425,10 +430,121 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 	return buildHistory(rows, sid, s.comp, o)
 }
 
+// rowsQuery reads only the fields history assembly needs; -> and ->> mean the
+// same on PostgreSQL and SQLite, so one text serves both.
+const rowsQuery = `SELECT id, role, content, metadata->>'entity_key', metadata->>'tool_call_id', metadata->>'tool_name',
+	metadata->'tool_arguments', metadata->>'author', metadata->'usage', metadata->'compaction', metadata->'compacts_before',
+	tool_calls->'items', created_at, deleted_at
+	FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
+
+// compactRaw drops the whitespace PostgreSQL prints in jsonb text, so both
+// dialects hand out the same bytes.
+func compactRaw(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return json.RawMessage(bytes.Clone(b))
+	}
+	return out.Bytes()
+}
+
+// The hottest reads skip bun on PostgreSQL: with $n parameters and pgx's
+// statement cache the server parses and plans them once per connection,
+// not on every call as it must with bun's inlined text.
+var (
+	rowsQueryPG   = strings.Replace(strings.Replace(rowsQuery, "session_id = ?", "session_id = $1", 1), "tenant_id = ?", "tenant_id = $2", 1)
+	lookupKeyPG   = "SELECT content FROM messages WHERE " + entityKeyExpr(true) + " = $1 AND tenant_id = $2 AND deleted_at IS NULL LIMIT 1"
+	lookupIndexPG = "SELECT content, " + entityKeyExpr(true) + " AS ek, deleted_at FROM messages " +
+		"WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id LIMIT 1 OFFSET $3"
+)
+
+// query runs pgSQL ($n) natively on PostgreSQL with the statement cache, or
+// liteSQL (?) through bun elsewhere.
+func (s *Store) query(ctx context.Context, pgSQL, liteSQL string, args ...any) (*sql.Rows, error) {
+	if s.pg {
+		return s.db.DB.QueryContext(ctx, pgSQL, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	}
+	return s.db.QueryContext(ctx, liteSQL, args...)
+}
+
+// rowsPG reads the rows through pgx's own Rows on the pooled connection:
+// binary results scanned straight into Go types, without database/sql's
+// per-value conversions, which cost most of a large load.
+func (s *Store) rowsPG(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var out []storedRow
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		rs, err := c.Conn().Query(ctx, rowsQueryPG, pgx.QueryExecModeCacheStatement, sid, s.userID)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var r storedRow
+			var id [16]byte
+			var role string
+			var key, callID, name, author, compaction, before *string
+			var args, usage, calls []byte
+			var deleted *time.Time
+			if err := rs.Scan(&id, &role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+				&calls, &r.CreatedAt, &deleted); err != nil {
+				return err
+			}
+			r.ID, r.Role = uuid.UUID(id), models.Role(role)
+			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
+			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+			r.Compaction = deref(compaction) == "true"
+			r.CompactsBefore, _ = strconv.Atoi(deref(before))
+			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
+			out = append(out, r)
+		}
+		return rs.Err()
+	})
+	return out, err
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// queryRow is query for one row; sql.ErrNoRows when there is none.
+func (s *Store) queryRow(ctx context.Context, pgSQL, liteSQL string, args []any, dest ...any) error {
+	rs, err := s.query(ctx, pgSQL, liteSQL, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	if !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rs.Scan(dest...); err != nil {
+		return err
+	}
+	return rs.Close()
+}
+
 // rows reads the tenant's rows of a session in load order.
 func (s *Store) rows(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
-	rs, err := s.db.QueryContext(ctx, `SELECT id, role, content, metadata, tool_calls, created_at, deleted_at
-		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`, sid, s.userID)
+	if s.pg {
+		return s.rowsPG(ctx, sid)
+	}
+	rs, err := s.query(ctx, rowsQueryPG, rowsQuery, sid, s.userID)
 	if err != nil {
 		return nil, err
 	}
@@ -436,10 +552,17 @@ func (s *Store) rows(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
 	var out []storedRow
 	for rs.Next() {
 		var r storedRow
+		var key, callID, name, author, compaction, before sql.NullString
+		var args, usage, calls []byte
 		var created, deleted dbTime
-		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &r.Meta, &r.ToolCalls, &created, &deleted); err != nil {
+		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+			&calls, &created, &deleted); err != nil {
 			return nil, err
 		}
+		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
+		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+		r.Compaction = compaction.String == "true"
+		r.CompactsBefore, _ = strconv.Atoi(before.String)
 		r.CreatedAt, r.Deleted = created.Time, deleted.Valid
 		out = append(out, r)
 	}
@@ -459,9 +582,8 @@ func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
 	}
 	var content string
-	q := s.db.NewRaw("SELECT content FROM messages WHERE "+entityKeyExpr(s.pg)+" = ? AND tenant_id = ? AND deleted_at IS NULL LIMIT 1",
-		k.Raw, s.userID)
-	err = q.Scan(ctx, &content)
+	err = s.queryRow(ctx, lookupKeyPG, "SELECT content FROM messages WHERE "+entityKeyExpr(false)+" = ? AND tenant_id = ? AND deleted_at IS NULL LIMIT 1",
+		[]any{k.Raw, s.userID}, &content)
 	if err == nil {
 		return content, nil
 	}
@@ -478,13 +600,13 @@ func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 	// The positional key: the row at index n among the tenant's rows of the
 	// session, counted as Load counts them, if that row has no stored key.
 	var row struct {
-		Content string  `bun:"content"`
-		Key     *string `bun:"ek"`
-		Deleted dbTime  `bun:"deleted_at"`
+		Content string
+		Key     *string
+		Deleted dbTime
 	}
-	err = s.db.NewRaw("SELECT content, "+entityKeyExpr(s.pg)+" AS ek, deleted_at FROM messages "+
+	err = s.queryRow(ctx, lookupIndexPG, "SELECT content, "+entityKeyExpr(false)+" AS ek, deleted_at FROM messages "+
 		"WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT 1 OFFSET ?",
-		sid, s.userID, k.Index).Scan(ctx, &row)
+		[]any{sid, s.userID, k.Index}, &row.Content, &row.Key, &row.Deleted)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)

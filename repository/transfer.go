@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -176,7 +175,7 @@ func orTags(t models.StringArray) []string {
 
 // ImportOptions controls Import.
 type ImportOptions struct {
-	// BatchSize is how many records go in one transaction (default 1000).
+	// BatchSize is how many records go in one transaction (default 5000).
 	BatchSize int
 	// Progress, when set, is called after each batch with the bytes read so far.
 	Progress func(bytesRead int64)
@@ -195,7 +194,7 @@ type ImportStats struct {
 // messages is loaded with COPY into a temporary table, then inserted.
 func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (ImportStats, error) {
 	if o.BatchSize <= 0 {
-		o.BatchSize = 1000
+		o.BatchSize = 5000
 	}
 	var st ImportStats
 	cr := &countingReader{r: r}
@@ -223,35 +222,35 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
-		if len(b) == 0 {
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
-		}
-		var head struct {
-			Kind string `json:"kind"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return st, &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: "malformed JSON: " + err.Error()}
 		}
 		bad := func(err error) error {
 			return &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: err.Error()}
 		}
-		switch head.Kind {
+		var rec importRecord
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&rec); err != nil {
+			return st, bad(fmt.Errorf("malformed JSON: %w", err))
+		}
+		switch rec.Kind {
 		case "session":
-			s, err := decodeSession(b)
+			s, err := rec.session()
 			if err != nil {
 				return st, bad(err)
 			}
 			sessions = append(sessions, s)
 			st.Sessions++
 		case "message":
-			m, err := decodeMessage(b)
+			m, err := rec.message()
 			if err != nil {
 				return st, bad(err)
 			}
 			msgs = append(msgs, m)
 			st.Messages++
 		default:
-			return st, bad(fmt.Errorf("unknown kind %q", head.Kind))
+			return st, bad(fmt.Errorf("unknown kind %q", rec.Kind))
 		}
 		if len(sessions)+len(msgs) >= o.BatchSize {
 			if err := flush(); err != nil {
@@ -276,59 +275,74 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func decodeSession(b []byte) (*models.Session, error) {
-	var r SessionRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	s := &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
-		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID}
-	var err error
-	if s.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
-		return nil, err
-	}
-	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
-		return nil, err
-	}
-	if r.DeletedAt != nil {
-		t, err := parseTime("deleted_at", *r.DeletedAt)
-		if err != nil {
-			return nil, err
-		}
-		s.DeletedAt = &t
-	}
-	return s, nil
+// importRecord is either record kind, decoded once; the JSON columns stay
+// raw so they are written as they were exported.
+type importRecord struct {
+	Kind        string          `json:"kind"`
+	ID          uuid.UUID       `json:"id"`
+	SessionID   uuid.UUID       `json:"session_id"`
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	AgentName   *string         `json:"agent_name"`
+	Status      string          `json:"status"`
+	Role        models.Role     `json:"role"`
+	Content     string          `json:"content"`
+	ToolCalls   json.RawMessage `json:"tool_calls"`
+	GraphEdges  models.JSONList `json:"graph_edges"`
+	Metadata    models.JSONMap  `json:"metadata"`
+	Tags        []string        `json:"tags"`
+	TraceID     *string         `json:"trace_id"`
+	SpanID      *string         `json:"span_id"`
+	UserID      *string         `json:"user_id"`
+	TenantID    *string         `json:"tenant_id"`
+	CreatedAt   string          `json:"created_at"`
+	UpdatedAt   string          `json:"updated_at"`
+	DeletedAt   *string         `json:"deleted_at"`
 }
 
-func decodeMessage(b []byte) (*models.Message, error) {
-	var r MessageRecord
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&r); err != nil {
+func (r *importRecord) times() (created, updated time.Time, deleted *time.Time, err error) {
+	if created, err = parseTime("created_at", r.CreatedAt); err != nil {
+		return
+	}
+	if updated, err = parseTime("updated_at", r.UpdatedAt); err != nil {
+		return
+	}
+	if r.DeletedAt != nil {
+		var t time.Time
+		if t, err = parseTime("deleted_at", *r.DeletedAt); err != nil {
+			return
+		}
+		deleted = &t
+	}
+	return
+}
+
+func (r *importRecord) session() (*models.Session, error) {
+	c, u, d, err := r.times()
+	if err != nil {
 		return nil, err
 	}
+	return &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
+		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID,
+		CreatedAt: c, UpdatedAt: u, DeletedAt: d}, nil
+}
+
+func (r *importRecord) message() (*models.Message, error) {
 	if r.ID == uuid.Nil || r.SessionID == uuid.Nil {
 		return nil, errors.New("id and session_id are required")
 	}
 	if err := checkText(-1, "content", r.Content, 0); err != nil {
 		return nil, err
 	}
-	m := &models.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content, ToolCalls: r.ToolCalls,
+	c, u, d, err := r.times()
+	if err != nil {
+		return nil, err
+	}
+	m := &models.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content,
 		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, TraceID: r.TraceID, SpanID: r.SpanID,
-		UserID: r.UserID, TenantID: r.TenantID}
-	var err error
-	if m.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
-		return nil, err
-	}
-	if m.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
-		return nil, err
-	}
-	if r.DeletedAt != nil {
-		t, err := parseTime("deleted_at", *r.DeletedAt)
-		if err != nil {
-			return nil, err
-		}
-		m.DeletedAt = &t
+		UserID: r.UserID, TenantID: r.TenantID, CreatedAt: c, UpdatedAt: u, DeletedAt: d}
+	if len(r.ToolCalls) > 0 && string(r.ToolCalls) != "null" {
+		m.ToolCalls = models.NullJSON(bytes.Clone(r.ToolCalls))
 	}
 	return m, nil
 }
@@ -413,19 +427,37 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 			if len(rows) == 0 {
 				return nil
 			}
-			if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS remstore_import
-				(LIKE messages INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`); err != nil {
-				return fmt.Errorf("import: temp table: %w", err)
+			// Rows already there (a resumed import) are skipped; the rest go
+			// straight into the table with COPY.
+			ids := make([]string, len(msgs))
+			for i, m := range msgs {
+				ids[i] = m.ID.String()
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"remstore_import"}, copyColumns, pgx.CopyFromRows(rows)); err != nil {
+			have := map[uuid.UUID]bool{}
+			rs, err := tx.Query(ctx, "SELECT id::text FROM messages WHERE id = ANY($1::uuid[])", ids)
+			if err != nil {
+				return fmt.Errorf("import: check ids: %w", err)
+			}
+			for rs.Next() {
+				var id string
+				if err := rs.Scan(&id); err != nil {
+					rs.Close()
+					return err
+				}
+				have[uuid.MustParse(id)] = true
+			}
+			rs.Close()
+			fresh := rows[:0]
+			for i, m := range msgs {
+				if !have[m.ID] {
+					fresh = append(fresh, rows[i])
+				}
+			}
+			n, err := tx.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, pgx.CopyFromRows(fresh))
+			if err != nil {
 				return fmt.Errorf("import: copy: %w", err)
 			}
-			cols := strings.Join(copyColumns, ", ")
-			tag, err := tx.Exec(ctx, "INSERT INTO messages ("+cols+") SELECT "+cols+" FROM remstore_import ON CONFLICT (id) DO NOTHING")
-			if err != nil {
-				return fmt.Errorf("import messages: %w", err)
-			}
-			inserted = tag.RowsAffected()
+			inserted = n
 			return nil
 		})
 	})

@@ -219,7 +219,7 @@ func TestExportImportMigrateCLI(t *testing.T) {
 				t.Fatalf("bad import: %d %q", r.code, r.stderr)
 			}
 			st := run(t, dst, "", "migrate", "status", "--json")
-			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != 2 {
+			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != 3 {
 				t.Fatalf("status: %q", st.stdout)
 			}
 			if r := run(t, dst, "", "migrate", "down"); r.code != 0 {
