@@ -1,5 +1,5 @@
 # Every target is a thin wrapper; the scripts say what they do.
-.PHONY: demo test build lint
+.PHONY: demo test build lint fuzz soak bench
 
 demo: ## the main job on the embedded SQLite default
 	go run ./cmd/remstore demo
@@ -13,3 +13,13 @@ build:
 lint:
 	gofmt -l . && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
+
+FUZZTIME ?= 30s
+fuzz: ## run every fuzz target for FUZZTIME each
+	scripts/fuzz.sh $(FUZZTIME)
+
+soak: ## the 60-second soak (CI runs 5 s inside make test)
+	REMSTORE_SOAK=60s REMSTORE_TEST_RUN=TestSoak scripts/test.sh
+
+bench: ## remstore bench at full sizes against a throwaway PostgreSQL
+	REMSTORE_BENCH_ONLY=1 scripts/test.sh

@@ -22,6 +22,17 @@ if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
   fi
 fi
 
+if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench
+  go build -o .test-output/remstore ./cmd/remstore 2>/dev/null || { mkdir -p .test-output; go build -o .test-output/remstore ./cmd/remstore; }
+  .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" \
+    --json .test-output/bench.json --svg .test-output/lookup.svg
+  exit 0
+fi
+if [ -n "${REMSTORE_TEST_RUN:-}" ]; then  # make soak and friends: one test, verbose
+  go test -count=1 -v -run "$REMSTORE_TEST_RUN" ./...
+  exit 0
+fi
+
 echo "== gofmt / go vet"
 unformatted=$(gofmt -l . | grep -v '^interop/.venv' || true)
 [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted" >&2; exit 1; }
@@ -51,6 +62,11 @@ if [ "$REMSTORE_REQUIRE_ALL" = 1 ] && [ "$skips" != 0 ]; then
   grep -A2 -- '--- SKIP' .test-output/go.log >&2
   exit 1
 fi
+
+echo "== benchmarks, once each (figures: make bench, docs/performance.md)"
+REMSTORE_BENCH_QUICK=1 go test -run XXX -bench . -benchtime 1x ./... >.test-output/bench.log 2>&1 \
+  || { tail -40 .test-output/bench.log >&2; exit 1; }
+echo "benchmarks: $(grep -c '^Benchmark' .test-output/bench.log) ran once"
 
 echo "== interop (pydantic-ai, PyYAML)"
 scripts/interop.sh

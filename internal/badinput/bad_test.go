@@ -1,0 +1,193 @@
+// Package badinput drives the bad-input corpus (fixtures/bad) through the
+// library, the CLI and the HTTP API: each input gets a clear error naming the
+// field, or is accepted as documented in fixtures/bad/cases.json; nothing
+// partial is written; nothing panics.
+package badinput
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/fixtures"
+	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/internal/cli"
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+type badCase struct {
+	File, Expect, Field, Note string
+	data                      []byte
+}
+
+func corpus(t *testing.T) []badCase {
+	t.Helper()
+	b, err := os.ReadFile(fixtures.Path("bad", "cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []badCase
+	if err := json.Unmarshal(b, &cs); err != nil {
+		t.Fatal(err)
+	}
+	for i := range cs {
+		if cs[i].data, err = os.ReadFile(fixtures.Path("bad", cs[i].File)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(cs, generated()...)
+}
+
+// generated are the cases too large to check in.
+func generated() []badCase {
+	many := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteByte('[')
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"role":"user","content":"m%d"}`, i)
+		}
+		b.WriteByte(']')
+		return b.Bytes()
+	}
+	big := func(n int) []byte { return []byte(`[{"role":"assistant","content":"` + strings.Repeat("x", n) + `"}]`) }
+	return []badCase{
+		{File: "50MB message", Expect: "accept", Note: "under the 64 MiB per-message cap; HTTP's 32 MiB body cap answers 413", data: big(50 << 20)},
+		{File: "64 MiB + 1 message", Expect: "reject", Field: "content", data: big(repository.MaxContentBytes + 1)},
+		{File: "100k messages", Expect: "accept", Note: "the per-call cap is 100,000", data: many(100_000)},
+		{File: "100,001 messages", Expect: "reject", Field: "messages", data: many(100_001)},
+	}
+}
+
+func count(t *testing.T, db *bun.DB, key string) int {
+	t.Helper()
+	sid, _ := repository.SessionUUID(key)
+	n, err := db.NewSelect().Table("messages").Where("session_id = ?", sid).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+func TestLibrary(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	st, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A"})
+	for i, c := range corpus(t) {
+		key := fmt.Sprintf("lib-%d", i)
+		msgs, err := models.DecodeHistory(c.data)
+		if err == nil {
+			_, err = st.StoreMessages(context.Background(), key, msgs, "")
+		}
+		switch {
+		case c.Expect == "accept" && err != nil:
+			t.Errorf("%s: rejected: %v", c.File, err)
+		case c.Expect == "reject" && err == nil:
+			t.Errorf("%s: accepted", c.File)
+		case c.Expect == "reject":
+			fe, ok := models.AsFieldError(err)
+			if !ok || (c.Field != "" && fe.Field != c.Field) {
+				t.Errorf("%s: error %v does not name field %q", c.File, err, c.Field)
+			}
+			if n := count(t, db, key); n != 0 {
+				t.Errorf("%s: %d rows written by a rejected call", c.File, n)
+			}
+		}
+	}
+	// SQL in every string stayed data: the tables are there and the text verbatim.
+	h, err := st.Load(context.Background(), fmt.Sprintf("lib-%d", indexOf(t, "sql_injection_strings.json")), repository.LoadOptions{})
+	if err != nil || len(h) != 1 || h[0].Content != "Robert'); DROP TABLE sessions;--" || string(h[0].Role) != "user'; DROP TABLE messages; --" {
+		t.Fatalf("injection strings not stored verbatim: %+v %v", h, err)
+	}
+	for _, bad := range []string{"", strings.Repeat("s", 600), "a\x00b"} {
+		if _, err := st.StoreMessages(context.Background(), bad, []models.HistoryMessage{{Role: "user"}}, ""); err == nil {
+			t.Errorf("session id %q accepted", bad)
+		}
+	}
+}
+
+func indexOf(t *testing.T, file string) int {
+	for i, c := range corpus(t) {
+		if c.File == file {
+			return i
+		}
+	}
+	t.Fatalf("no case %s", file)
+	return -1
+}
+
+func TestCLI(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "bad.db")
+	for i, c := range corpus(t) {
+		var out, errb bytes.Buffer
+		getenv := func(k string) (string, bool) {
+			if k == "REMSTORE_DB" {
+				return dbPath, true
+			}
+			return "", false
+		}
+		code := cli.RunWith(context.Background(), cli.Options{Getenv: getenv, Dir: t.TempDir()},
+			[]string{"store", "--session-id", fmt.Sprintf("cli-%d", i)}, bytes.NewReader(c.data), &out, &errb)
+		want := map[string]int{"accept": 0, "reject": 2}[c.Expect]
+		if code != want {
+			t.Errorf("%s: exit %d, want %d: %s", c.File, code, want, errb.String())
+		}
+		if code != 0 && (strings.Count(errb.String(), "\n") != 1 || c.Field != "" && !strings.Contains(errb.String(), `"`+c.Field+`"`)) {
+			t.Errorf("%s: stderr %q: want one line naming %q", c.File, errb.String(), c.Field)
+		}
+	}
+	for _, args := range [][]string{{"store", "--session-id", ""}, {"store", "--session-id", strings.Repeat("s", 600)}} {
+		var errb bytes.Buffer
+		if code := cli.RunWith(context.Background(), cli.Options{Getenv: func(string) (string, bool) { return dbPath, true }},
+			args, strings.NewReader(`[{"role":"user"}]`), io.Discard, &errb); code != 2 {
+			t.Errorf("%v: exit %d %s", args, code, errb.String())
+		}
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	api, err := httpapi.New(httpapi.Options{DB: db, Insecure: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range corpus(t) {
+		key := fmt.Sprintf("http-%d", i)
+		r := httptest.NewRequest("POST", "/v1/sessions/"+key+"/messages", bytes.NewReader(c.data))
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		want, field := map[string]int{"accept": 201, "reject": 400}[c.Expect], c.Field
+		if len(c.data) > httpapi.DefaultMaxBodyBytes {
+			want, field = 413, "body"
+		}
+		if w.Code != want {
+			t.Errorf("%s: %d, want %d: %.200s", c.File, w.Code, want, w.Body.String())
+			continue
+		}
+		if w.Code >= 400 {
+			var eb httpapi.ErrorBody
+			if json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error.Code == "" || (field != "" && !strings.HasSuffix(eb.Error.Field, field)) {
+				t.Errorf("%s: error body %s does not name %q", c.File, w.Body.String(), field)
+			}
+			if n := count(t, db, key); n != 0 {
+				t.Errorf("%s: %d rows written by a rejected request", c.File, n)
+			}
+		}
+	}
+}
