@@ -248,8 +248,13 @@ func FormatTimestamp(t time.Time) string {
 
 // JSON converts and encodes in one step: a compact JSON array.
 func JSON(history []models.HistoryMessage, o Options) ([]byte, error) {
-	msgs := Convert(history, o)
-	return appendJSON(make([]byte, 0, 512*len(msgs)+64), msgs), nil
+	return Marshal(Convert(history, o)), nil
+}
+
+// Marshal encodes converted messages: the bytes encoding/json would write
+// (HTML escaping off, with a final newline), written without reflection.
+func Marshal(msgs []Message) []byte {
+	return appendJSON(make([]byte, 0, 512*len(msgs)+64), msgs)
 }
 
 func jsonString(s string) json.RawMessage { return appendString(nil, s) }

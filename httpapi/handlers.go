@@ -59,16 +59,14 @@ type StoreResponse struct {
 }
 
 // POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id).
-func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) {
+func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	key, err := sessionKey(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	// A JSON array of messages, or {"messages": [...]}.
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
@@ -78,32 +76,25 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(bytes.NewReader(t))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&wrap); err != nil || wrap.Messages == nil {
-			s.fail(w, r, badInput("messages", `body must be a JSON array of messages or {"messages": [...]}`))
-			return
+			return badInput("messages", `body must be a JSON array of messages or {"messages": [...]}`)
 		}
 		body = wrap.Messages
 	}
 	msgs, err := models.DecodeHistory(body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	defer s.timed("store", time.Now())
 	res, err := st.StoreMessages(r.Context(), key, msgs, "")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	keys := res.Keys
 	if keys == nil {
 		keys = []string{}
 	}
 	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), len(msgs) - res.Existing, keys})
+	return nil
 }
 
 func boolParam(r *http.Request, name string, def bool) (bool, error) {
@@ -131,70 +122,56 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 }
 
 // GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=
-func (s *Server) getMessages(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	q := r.URL.Query()
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	since, err := timeParam(r, "since")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	format := q.Get("format")
 	if format == "" {
 		format = "dicts"
 	}
 	if format != "dicts" && format != "pydantic-ai" {
-		s.fail(w, r, badInput("format", "must be dicts or pydantic-ai"))
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return badInput("format", "must be dicts or pydantic-ai")
 	}
 	start := time.Now()
 	hist, err := st.Load(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress, Since: since})
 	s.timed("load", start)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {
-		_ = models.EncodeHistory(w, hist)
-		return
+		return models.EncodeHistory(w, hist)
 	}
 	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
 	if audit.Enabled() {
 		audit.Record(r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
 	}
-	writeJSON(w, http.StatusOK, msgs)
+	_, err = w.Write(convert.Marshal(msgs))
+	return err
 }
 
 // GET /v1/lookup?key=
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	key := r.URL.Query().Get("key")
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	start := time.Now()
 	full, err := st.Lookup(r.Context(), key)
 	s.timed("lookup", start)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"key": strings.TrimSpace(key), "content": full})
+	return nil
 }
 
 // GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	q := r.URL.Query()
 	o := repository.ListOptions{AgentName: q.Get("agent"), UserID: q.Get("owner"), Cursor: q.Get("cursor")}
 	if v := q.Get("status"); v != "" {
@@ -203,8 +180,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			s.fail(w, r, badInput("limit", "must be an integer"))
-			return
+			return badInput("limit", "must be an integer")
 		}
 		o.Limit = n
 	}
@@ -212,46 +188,34 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		"updated_after": &o.UpdatedAfter, "updated_before": &o.UpdatedBefore} {
 		t, err := timeParam(r, name)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		*dst = t
 	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	res, err := st.ListSessions(r.Context(), o)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // GET /v1/sessions/{id}?compress=
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	info, hist, err := st.GetSession(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"session": info, "messages": hist})
+	return nil
 }
 
 // PATCH /v1/sessions/{id} {"name", "agent_name", "settings", "status", "reason"}
-func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	var body struct {
 		Name      *string        `json:"name"`
 		AgentName *string        `json:"agent_name"`
@@ -260,85 +224,61 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 		Reason    string         `json:"reason"`
 	}
 	if err := decodeBody(r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), repository.SessionUpdate{Name: body.Name, AgentName: body.AgentName, Settings: body.Settings})
 	if err == nil && body.Status != nil {
 		info, err = st.SetStatus(r.Context(), r.PathValue("id"), *body.Status, body.Reason)
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, info)
+	return nil
 }
 
 // DELETE /v1/sessions/{id}?purge=true
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	purge, err := boolParam(r, "purge", false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if err := st.DeleteSession(r.Context(), r.PathValue("id"), purge); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // POST /v1/sessions/{id}/fork {"up_to", "new_session_id"}
-func (s *Server) forkSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	var body struct {
 		UpTo         int    `json:"up_to"`
 		NewSessionID string `json:"new_session_id"`
 	}
 	if err := decodeBody(r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	info, err := st.Fork(r.Context(), r.PathValue("id"), repository.ForkOptions{UpTo: body.UpTo, NewSessionKey: body.NewSessionID})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, info)
+	return nil
 }
 
 // POST /v1/sessions/{id}/cancel {"reason"}
-func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
 	var body struct {
 		Reason string `json:"reason"`
 	}
 	if err := decodeBody(r, &body); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := s.store(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	info, err := st.SetStatus(r.Context(), r.PathValue("id"), models.StatusCancelled, body.Reason)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, info)
+	return nil
 }

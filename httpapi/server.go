@@ -148,16 +148,16 @@ var Routes = []string{
 
 func (s *Server) routes() {
 	h := map[string]http.HandlerFunc{
-		"POST /v1/sessions/{id}/messages": s.postMessages,
-		"POST /v1/messages":               s.postMessages,
-		"GET /v1/sessions/{id}/messages":  s.getMessages,
-		"GET /v1/lookup":                  s.lookup,
-		"GET /v1/sessions":                s.listSessions,
-		"GET /v1/sessions/{id}":           s.getSession,
-		"PATCH /v1/sessions/{id}":         s.patchSession,
-		"DELETE /v1/sessions/{id}":        s.deleteSession,
-		"POST /v1/sessions/{id}/fork":     s.forkSession,
-		"POST /v1/sessions/{id}/cancel":   s.cancelSession,
+		"POST /v1/sessions/{id}/messages": s.withStore(s.postMessages),
+		"POST /v1/messages":               s.withStore(s.postMessages),
+		"GET /v1/sessions/{id}/messages":  s.withStore(s.getMessages),
+		"GET /v1/lookup":                  s.withStore(s.lookup),
+		"GET /v1/sessions":                s.withStore(s.listSessions),
+		"GET /v1/sessions/{id}":           s.withStore(s.getSession),
+		"PATCH /v1/sessions/{id}":         s.withStore(s.patchSession),
+		"DELETE /v1/sessions/{id}":        s.withStore(s.deleteSession),
+		"POST /v1/sessions/{id}/fork":     s.withStore(s.forkSession),
+		"POST /v1/sessions/{id}/cancel":   s.withStore(s.cancelSession),
 		"GET /healthz": func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		},
@@ -328,9 +328,19 @@ func (s *Server) auth(next http.Handler) http.Handler {
 
 // --- helpers ---
 
-func (s *Server) store(r *http.Request) (*repository.Store, error) {
-	user, _ := r.Context().Value(ctxUser).(string)
-	return repository.NewStore(s.o.DB, repository.StoreOptions{UserID: user, TruncateLength: s.o.TruncateLength, Disabled: s.o.StoreDisabled})
+// withStore adapts a handler that needs the requesting user's store and
+// reports failure by returning an error, which fail maps to a response.
+func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, *repository.Store) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, _ := r.Context().Value(ctxUser).(string)
+		st, err := repository.NewStore(s.o.DB, repository.StoreOptions{UserID: user, TruncateLength: s.o.TruncateLength, Disabled: s.o.StoreDisabled})
+		if err == nil {
+			err = h(w, r, st)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+		}
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -118,7 +118,8 @@ audit file (--agent-name and --prompt name the call).`,
 			if e.cfg.AuditEnabled {
 				audit.RecordIn(e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
 			}
-			return writeJSON(e, msgs)
+			_, err = e.stdout.Write(convert.Marshal(msgs))
+			return err
 		},
 	}
 	f := cmd.Flags()
