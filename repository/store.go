@@ -50,6 +50,7 @@ type Store struct {
 	comp    *compressor.Compressor
 	enabled bool
 	now     func() time.Time
+	retries int
 }
 
 // StoreOptions configures NewStore.
@@ -63,6 +64,11 @@ type StoreOptions struct {
 	Disabled bool
 	// Now is the clock for created_at; nil means time.Now.
 	Now func() time.Time
+	// Retries is how often a read (load, lookup) is retried after the
+	// connection was lost, with exponential backoff from 50 ms; 0 means
+	// DefaultRetries (3), a negative value none. Writes are retried only when
+	// the request never reached the server.
+	Retries int
 }
 
 // NewStore returns a store on db (migrated with Migrate).
@@ -82,7 +88,14 @@ func NewStore(db *bun.DB, o StoreOptions) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, pg: db != nil && IsPostgres(db), userID: o.UserID, comp: c, enabled: !o.Disabled, now: now}, nil
+	retries := o.Retries
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	return &Store{db: db, pg: db != nil && IsPostgres(db), userID: o.UserID, comp: c, enabled: !o.Disabled, now: now, retries: retries}, nil
 }
 
 // UserID returns the tenant the store is bound to.
@@ -130,15 +143,18 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	if s.pg && !hasIDs(msgs) {
-		res, err = s.storeFast(ctx, sid, sessionKey, msgs, userID)
-	} else {
-		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.withRetry(ctx, "store", neverSent, func() error {
+		if s.pg && !hasIDs(msgs) {
+			var err error
+			res, err = s.storeFast(ctx, sid, sessionKey, msgs, userID)
+			return err
+		}
+		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			var err error
 			res, err = s.storeTx(ctx, tx, sid, sessionKey, msgs, userID, writeOpts{})
 			return err
 		})
-	}
+	})
 	if err != nil {
 		return StoreResult{SessionID: sid}, fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
 	}
@@ -423,7 +439,12 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 	if !s.enabled {
 		return []models.HistoryMessage{}, nil
 	}
-	rows, err := s.rows(ctx, sid)
+	var rows []storedRow
+	err = s.withRetry(ctx, "load session "+sid.String(), connectionLost, func() error {
+		var err error
+		rows, err = s.rows(ctx, sid)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", sid, err)
 	}
@@ -582,7 +603,18 @@ func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
 	}
 	var content string
-	err = s.queryRow(ctx, lookupKeyPG, "SELECT content FROM messages WHERE "+entityKeyExpr(false)+" = ? AND tenant_id = ? AND deleted_at IS NULL LIMIT 1",
+	err = s.withRetry(ctx, "lookup "+k.Raw, connectionLost, func() error {
+		var err error
+		content, err = s.lookup(ctx, k)
+		return err
+	})
+	return content, err
+}
+
+// lookup is one attempt of Lookup.
+func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
+	var content string
+	err := s.queryRow(ctx, lookupKeyPG, "SELECT content FROM messages WHERE "+entityKeyExpr(false)+" = ? AND tenant_id = ? AND deleted_at IS NULL LIMIT 1",
 		[]any{k.Raw, s.userID}, &content)
 	if err == nil {
 		return content, nil

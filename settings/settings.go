@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 )
@@ -16,14 +17,16 @@ import (
 // Setting names. Each is an environment variable (and .env key); Flags uses
 // the same names.
 const (
-	KeyDB              = "REMSTORE_DB"                 // database URL or SQLite path
-	KeyPostgresURL     = "POSTGRES__CONNECTION_STRING" // the peer's variable; selects PostgreSQL
-	KeyPostgresEnabled = "POSTGRES_ENABLED"            // storage switch shared with the peer
-	KeyUserID          = "REMSTORE_USER_ID"            // the store's user id (tenant)
-	KeyTruncateLength  = "REMSTORE_TRUNCATE_LENGTH"    // T of SPEC §4
-	KeyAuditSession    = "DEBUG_AUDIT_SESSION"         // audit switch (SPEC §6)
-	KeyAuditDir        = "DEBUG_AUDIT_DIR"             // audit directory
-	KeyLogLevel        = "REMSTORE_LOG_LEVEL"          // debug, info, warn, error
+	KeyDB               = "REMSTORE_DB"                 // database URL or SQLite path
+	KeyPostgresURL      = "POSTGRES__CONNECTION_STRING" // the peer's variable; selects PostgreSQL
+	KeyPostgresEnabled  = "POSTGRES_ENABLED"            // storage switch shared with the peer
+	KeyUserID           = "REMSTORE_USER_ID"            // the store's user id (tenant)
+	KeyTruncateLength   = "REMSTORE_TRUNCATE_LENGTH"    // T of SPEC §4
+	KeyAuditSession     = "DEBUG_AUDIT_SESSION"         // audit switch (SPEC §6)
+	KeyAuditDir         = "DEBUG_AUDIT_DIR"             // audit directory
+	KeyLogLevel         = "REMSTORE_LOG_LEVEL"          // debug, info, warn, error
+	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"    // PostgreSQL connect timeout (Go duration)
+	KeyStatementTimeout = "REMSTORE_STATEMENT_TIMEOUT"  // PostgreSQL statement_timeout (Go duration, 0 = none)
 )
 
 // Defaults.
@@ -51,6 +54,11 @@ type Config struct {
 	AuditDir string
 	// LogLevel is debug, info, warn or error. Default warn.
 	LogLevel string
+	// ConnectTimeout bounds connecting to PostgreSQL. Default 10s.
+	ConnectTimeout time.Duration
+	// StatementTimeout is PostgreSQL's statement_timeout for remstore's
+	// connections. Default 0: none.
+	StatementTimeout time.Duration
 
 	// Sources says where each value came from: "flag", "env", ".env
 	// (<path>)" or "default", keyed by setting name.
@@ -138,6 +146,18 @@ func Load(opts Options) (Config, error) {
 	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
 	cfg.AuditDir = str(KeyAuditDir, os.TempDir())
 	cfg.LogLevel = strings.ToLower(str(KeyLogLevel, DefaultLogLevel))
+	for key, dst := range map[string]*time.Duration{KeyConnectTimeout: &cfg.ConnectTimeout, KeyStatementTimeout: &cfg.StatementTimeout} {
+		def := "0s"
+		if key == KeyConnectTimeout {
+			def = "10s"
+		}
+		v := str(key, def)
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			d = -1 // Validate names the setting
+		}
+		*dst = d
+	}
 	return cfg, nil
 }
 
@@ -152,6 +172,12 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.UserID) == "" {
 		errs = append(errs, fmt.Errorf("%s: must not be empty", KeyUserID))
+	}
+	if c.ConnectTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%s: must be a duration like 5s", KeyConnectTimeout))
+	}
+	if c.StatementTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%s: must be a duration like 30s (0 for none)", KeyStatementTimeout))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

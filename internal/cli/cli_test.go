@@ -282,3 +282,24 @@ func TestSessionsCLI(t *testing.T) {
 		})
 	}
 }
+
+// The README's first command on a machine with nothing configured: a clean
+// HOME, no environment, a fresh working directory; the database lands in the
+// user data directory.
+func TestDemoCleanHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", "")
+	var out, errb bytes.Buffer
+	code := cli.RunWith(context.Background(), cli.Options{Getenv: func(string) (string, bool) { return "", false }, Dir: t.TempDir()},
+		[]string{"demo"}, strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "remstore", "remstore.db")); err != nil {
+		t.Fatalf("no database in the data directory: %v", err)
+	}
+	if !strings.Contains(out.String(), "equal to the stored text: true") {
+		t.Fatalf("demo output:\n%s", out.String())
+	}
+}

@@ -26,6 +26,8 @@ func newEnvCmd(e *env) *cobra.Command {
 				{settings.KeyAuditSession, strconv.FormatBool(c.AuditEnabled), c.Sources[settings.KeyAuditSession]},
 				{settings.KeyAuditDir, c.AuditDir, c.Sources[settings.KeyAuditDir]},
 				{settings.KeyLogLevel, c.LogLevel, c.Sources[settings.KeyLogLevel]},
+				{settings.KeyConnectTimeout, c.ConnectTimeout.String(), c.Sources[settings.KeyConnectTimeout]},
+				{settings.KeyStatementTimeout, c.StatementTimeout.String(), c.Sources[settings.KeyStatementTimeout]},
 			}
 			if e.jsonOut {
 				out := []map[string]string{}

@@ -3,6 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +19,7 @@ import (
 // openStore opens and migrates the configured database and binds a store to
 // the configured user id. The caller closes the returned store's DB.
 func (e *env) openStore() (*repository.Store, error) {
-	db, err := repository.Open(e.ctx, e.cfg.DatabaseURL)
+	db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, e.pgConfig)
 	if err != nil {
 		return nil, fmt.Errorf("%s (from %s): %w", settings.KeyDB, e.cfg.Sources[settings.KeyDB], err)
 	}
@@ -32,6 +35,14 @@ func (e *env) openStore() (*repository.Store, error) {
 		return nil, usageErr("%v", err)
 	}
 	return s, nil
+}
+
+// pgConfig applies the timeout settings to a PostgreSQL connection.
+func (e *env) pgConfig(c *pgx.ConnConfig) {
+	c.ConnectTimeout = e.cfg.ConnectTimeout
+	if e.cfg.StatementTimeout > 0 {
+		c.RuntimeParams["statement_timeout"] = strconv.FormatInt(e.cfg.StatementTimeout.Milliseconds(), 10)
+	}
 }
 
 func writeJSON(e *env, v any) error {

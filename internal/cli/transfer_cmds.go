@@ -127,7 +127,7 @@ down step drops the tables.`,
 			if len(args) == 1 {
 				action = args[0]
 			}
-			db, err := repository.Open(e.ctx, e.cfg.DatabaseURL)
+			db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, e.pgConfig)
 			if err != nil {
 				return err
 			}
