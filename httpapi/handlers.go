@@ -139,15 +139,27 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st *reposit
 	if format != "dicts" && format != "pydantic-ai" {
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	start := time.Now()
-	hist, err := st.Load(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress, Since: since})
-	s.timed("load", start)
-	if err != nil {
-		return err
-	}
+	lo := repository.LoadOptions{NoCompress: !compress, Since: since}
+	defer s.timed("load", time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {
-		return models.EncodeHistory(w, hist)
+		// Streamed as the rows arrive: memory stays flat however long the
+		// session. A failure after the first message cannot become an error
+		// response; the connection is cut so the client sees a broken array.
+		enc := models.NewHistoryEncoder(w)
+		err := st.LoadEach(r.Context(), r.PathValue("id"), lo, enc.Encode)
+		if err != nil && enc.Count() > 0 {
+			s.o.Logger.Error("load failed mid-stream", "id", r.Context().Value(ctxRequestID), "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		if err != nil {
+			return err
+		}
+		return enc.Close()
+	}
+	hist, err := st.Load(r.Context(), r.PathValue("id"), lo)
+	if err != nil {
+		return err
 	}
 	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
 	if audit.Enabled() {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -161,23 +162,60 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.Write(bytes.TrimRight(tmp.Bytes(), "\n"))
 }
 
-// EncodeHistory writes msgs as one compact JSON array.
+// EncodeHistory writes msgs as one compact JSON array and a newline.
 func EncodeHistory(w io.Writer, msgs []HistoryMessage) error {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, m := range msgs {
-		if i > 0 {
-			b.WriteByte(',')
+	e := NewHistoryEncoder(w)
+	for _, m := range msgs {
+		if err := e.Encode(m); err != nil {
+			return err
 		}
-		j, err := m.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
-		}
-		b.Write(j)
 	}
-	b.WriteString("]\n")
-	_, err := w.Write(b.Bytes())
+	return e.Close()
+}
+
+// HistoryEncoder writes a JSON array of messages one message at a time, so
+// a long history can be written as it is read.
+type HistoryEncoder struct {
+	w *bufio.Writer
+	n int
+}
+
+// NewHistoryEncoder starts an array on w.
+func NewHistoryEncoder(w io.Writer) *HistoryEncoder {
+	return &HistoryEncoder{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Encode writes the next message.
+func (e *HistoryEncoder) Encode(m HistoryMessage) error {
+	sep := byte(',')
+	if e.n == 0 {
+		sep = '['
+	}
+	j, err := m.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("message %d: %w", e.n, err)
+	}
+	e.n++
+	if err := e.w.WriteByte(sep); err != nil {
+		return err
+	}
+	_, err = e.w.Write(j)
 	return err
+}
+
+// Count is how many messages were written.
+func (e *HistoryEncoder) Count() int { return e.n }
+
+// Close ends the array and flushes.
+func (e *HistoryEncoder) Close() error {
+	end := "]\n"
+	if e.n == 0 {
+		end = "[]\n"
+	}
+	if _, err := e.w.WriteString(end); err != nil {
+		return err
+	}
+	return e.w.Flush()
 }
 
 // DecodeHistory reads a JSON array of history messages. It rejects, with a

@@ -112,31 +112,43 @@ func buildHistory(rows []storedRow, sid uuid.UUID, comp *compressor.Compressor, 
 	}
 	out := make([]models.HistoryMessage, 0, len(order))
 	for _, p := range order {
-		r := rows[p]
-		if r.Deleted || (!o.Since.IsZero() && !r.CreatedAt.After(o.Since)) {
-			continue
+		m, ok, err := historyOf(rows[p], p, sid, comp, stored, o)
+		if err != nil {
+			return nil, err
 		}
-		m := toHistory(r)
-		if !o.NoCompress && comp.ShouldCompressOnLoad(m) {
-			key := r.key()
-			if key == "" {
-				key = compressor.BuildKey(sid.String(), p)
-				// A row without a stored key takes the key of its position,
-				// unless another row already holds that key (rows written
-				// out of clock order): then it is cut without a key rather
-				// than with one that finds another message.
-				if stored[key] {
-					key = ""
-				}
-			}
-			var err error
-			if m, err = comp.Compress(m, key); err != nil {
-				return nil, &models.FieldError{Index: p, Field: "content", Reason: err.Error()}
-			}
+		if ok {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out, nil
+}
+
+// historyOf is one row of a load: ok is false for a row the load leaves out
+// (soft-deleted, or not after o.Since). stored holds the keys other rows
+// carry; nil means none can collide with a positional key.
+func historyOf(r storedRow, p int, sid uuid.UUID, comp *compressor.Compressor, stored map[string]bool, o LoadOptions) (models.HistoryMessage, bool, error) {
+	if r.Deleted || (!o.Since.IsZero() && !r.CreatedAt.After(o.Since)) {
+		return models.HistoryMessage{}, false, nil
+	}
+	m := toHistory(r)
+	if !o.NoCompress && comp.ShouldCompressOnLoad(m) {
+		key := r.key()
+		if key == "" {
+			key = compressor.BuildKey(sid.String(), p)
+			// A row without a stored key takes the key of its position,
+			// unless another row already holds that key (rows written
+			// out of clock order): then it is cut without a key rather
+			// than with one that finds another message.
+			if stored[key] {
+				key = ""
+			}
+		}
+		var err error
+		if m, err = comp.Compress(m, key); err != nil {
+			return m, false, &models.FieldError{Index: p, Field: "content", Reason: err.Error()}
+		}
+	}
+	return m, true, nil
 }
 
 // toHistory maps a row to the message dict of SPEC §3. Beyond the peer's keys

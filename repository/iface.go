@@ -16,6 +16,7 @@ type SessionStore interface {
 	UserID() string
 	StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error)
 	Load(ctx context.Context, sessionKey string, o LoadOptions) ([]models.HistoryMessage, error)
+	LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error
 	Lookup(ctx context.Context, key string) (string, error)
 	LookupIndex(ctx context.Context, sessionKey string, n int) (string, error)
 	EnsureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error)

@@ -217,6 +217,15 @@ func (m *MemoryStore) Load(ctx context.Context, sessionKey string, o LoadOptions
 	return buildHistory(m.tenantRows(ms), sid, m.comp, o)
 }
 
+// LoadEach hands each message of Load to fn (the data is in memory already).
+func (m *MemoryStore) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
+	h, err := m.Load(ctx, sessionKey, o)
+	for i := 0; err == nil && i < len(h); i++ {
+		err = fn(h[i])
+	}
+	return err
+}
+
 // Lookup returns the full content behind a key (see Store.Lookup).
 func (m *MemoryStore) Lookup(ctx context.Context, key string) (string, error) {
 	k, err := compressor.ParseKey(key)

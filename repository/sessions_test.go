@@ -509,3 +509,44 @@ func historyJSON(t *testing.T, h []models.HistoryMessage) string {
 	}
 	return b.String()
 }
+
+// loadEachMatches checks that streaming gives exactly what Load gives.
+func loadEachMatches(t *testing.T, s repository.SessionStore, key string, o repository.LoadOptions) {
+	t.Helper()
+	want, err := s.Load(ctx, key, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []models.HistoryMessage
+	if err := s.LoadEach(ctx, key, o, func(m models.HistoryMessage) error { got = append(got, m); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if historyJSON(t, got) != historyJSON(t, want) {
+		t.Fatalf("LoadEach(%s, %+v) differs from Load:\n%s\n%s", key, o, historyJSON(t, got), historyJSON(t, want))
+	}
+}
+
+func TestLoadEachMatchesLoad(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+		s := mk("A")
+		long := strings.Repeat("detail ", 10)
+		res := store(t, s, "stream", msg("user", "q1"), msg("assistant", long+"1"), msg("user", "q2"), msg("assistant", long+"2"),
+			models.HistoryMessage{Role: "tool", Content: `{"a":1}`, ToolCallID: "t1"}, msg("assistant", long+"3"))
+		opts := []repository.LoadOptions{{}, {NoCompress: true}, {IgnoreCompaction: true}}
+		for _, o := range opts {
+			loadEachMatches(t, s, "stream", o)
+		}
+		if _, err := s.Compact(ctx, "stream", repository.DeterministicSummary, repository.CompactOptions{KeepLast: 2}); err != nil {
+			t.Fatal(err)
+		}
+		store(t, s, "stream", msg("assistant", long+"4"))
+		info, _, _ := s.GetSession(ctx, "stream", repository.LoadOptions{})
+		_ = info
+		for _, o := range append(opts, repository.LoadOptions{Since: time.Now().Add(-time.Hour)}) {
+			loadEachMatches(t, s, "stream", o)
+		}
+		_ = res
+		loadEachMatches(t, s, "nothing-here", repository.LoadOptions{})
+	})
+}

@@ -456,7 +456,7 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 const rowsQuery = `SELECT id, role, content, metadata->>'entity_key', metadata->>'tool_call_id', metadata->>'tool_name',
 	metadata->'tool_arguments', metadata->>'author', metadata->'usage', metadata->'compaction', metadata->'compacts_before',
 	tool_calls->'items', created_at, deleted_at
-	FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id`
+	FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`
 
 // compactRaw drops the whitespace PostgreSQL prints in jsonb text, so both
 // dialects hand out the same bytes.
@@ -475,7 +475,7 @@ func compactRaw(b []byte) json.RawMessage {
 // statement cache the server parses and plans them once per connection,
 // not on every call as it must with bun's inlined text.
 var (
-	rowsQueryPG   = strings.Replace(strings.Replace(rowsQuery, "session_id = ?", "session_id = $1", 1), "tenant_id = ?", "tenant_id = $2", 1)
+	rowsQueryPG   = strings.NewReplacer("session_id = ?", "session_id = $1", "tenant_id = ?", "tenant_id = $2", "LIMIT ?", "LIMIT $3", "OFFSET ?", "OFFSET $4").Replace(rowsQuery)
 	lookupKeyPG   = "SELECT content FROM messages WHERE " + entityKeyExpr(true) + " = $1 AND tenant_id = $2 AND deleted_at IS NULL LIMIT 1"
 	lookupIndexPG = "SELECT content, " + entityKeyExpr(true) + " AS ek, deleted_at FROM messages " +
 		"WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id LIMIT 1 OFFSET $3"
@@ -488,57 +488,6 @@ func (s *Store) query(ctx context.Context, pgSQL, liteSQL string, args ...any) (
 		return s.db.DB.QueryContext(ctx, pgSQL, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	}
 	return s.db.QueryContext(ctx, liteSQL, args...)
-}
-
-// rowsPG reads the rows through pgx's own Rows on the pooled connection:
-// binary results scanned straight into Go types, without database/sql's
-// per-value conversions, which cost most of a large load.
-func (s *Store) rowsPG(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
-	conn, err := s.db.DB.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	var out []storedRow
-	err = conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("not a pgx connection: %T", dc)
-		}
-		rs, err := c.Conn().Query(ctx, rowsQueryPG, pgx.QueryExecModeCacheStatement, sid, s.userID)
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var r storedRow
-			var id [16]byte
-			var role string
-			var key, callID, name, author, compaction, before *string
-			var args, usage, calls []byte
-			var deleted *time.Time
-			if err := rs.Scan(&id, &role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-				&calls, &r.CreatedAt, &deleted); err != nil {
-				return err
-			}
-			r.ID, r.Role = uuid.UUID(id), models.Role(role)
-			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
-			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
-			r.Compaction = deref(compaction) == "true"
-			r.CompactsBefore, _ = strconv.Atoi(deref(before))
-			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
-			out = append(out, r)
-		}
-		return rs.Err()
-	})
-	return out, err
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // queryRow is query for one row; sql.ErrNoRows when there is none.
@@ -560,17 +509,27 @@ func (s *Store) queryRow(ctx context.Context, pgSQL, liteSQL string, args []any,
 	return rs.Close()
 }
 
+// noLimit is "all rows" for rowsQuery's LIMIT.
+const noLimit = int64(1) << 62
+
 // rows reads the tenant's rows of a session in load order.
 func (s *Store) rows(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
+	var out []storedRow
+	err := s.eachRow(ctx, sid, 0, noLimit, func(r storedRow) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// eachRow hands the tenant's rows of a session to fn in load order, from
+// position offset, at most limit of them, without holding them.
+func (s *Store) eachRow(ctx context.Context, sid uuid.UUID, offset int, limit int64, fn func(storedRow) error) error {
 	if s.pg {
-		return s.rowsPG(ctx, sid)
+		return s.eachRowPG(ctx, sid, offset, limit, fn)
 	}
-	rs, err := s.query(ctx, rowsQueryPG, rowsQuery, sid, s.userID)
+	rs, err := s.db.QueryContext(ctx, rowsQuery, sid, s.userID, limit, offset)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rs.Close()
-	var out []storedRow
 	for rs.Next() {
 		var r storedRow
 		var key, callID, name, author, compaction, before sql.NullString
@@ -578,16 +537,141 @@ func (s *Store) rows(ctx context.Context, sid uuid.UUID) ([]storedRow, error) {
 		var created, deleted dbTime
 		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &created, &deleted); err != nil {
-			return nil, err
+			return err
 		}
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
 		r.Compaction = compaction.String == "true"
 		r.CompactsBefore, _ = strconv.Atoi(before.String)
 		r.CreatedAt, r.Deleted = created.Time, deleted.Valid
-		out = append(out, r)
+		if err := fn(r); err != nil {
+			return err
+		}
 	}
-	return out, rs.Err()
+	return rs.Err()
+}
+
+// eachRowPG reads the rows through pgx's own Rows on the pooled connection:
+// binary results scanned straight into Go types, without database/sql's
+// per-value conversions, which cost most of a large load.
+func (s *Store) eachRowPG(ctx context.Context, sid uuid.UUID, offset int, limit int64, fn func(storedRow) error) error {
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		rs, err := c.Conn().Query(ctx, rowsQueryPG, pgx.QueryExecModeCacheStatement, sid, s.userID, limit, offset)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var r storedRow
+			var id [16]byte
+			var role string
+			var key, callID, name, author, compaction, before *string
+			var args, usage, calls []byte
+			var deleted *time.Time
+			if err := rs.Scan(&id, &role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+				&calls, &r.CreatedAt, &deleted); err != nil {
+				return err
+			}
+			r.ID, r.Role = uuid.UUID(id), models.Role(role)
+			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
+			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+			r.Compaction = deref(compaction) == "true"
+			r.CompactsBefore, _ = strconv.Atoi(deref(before))
+			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return rs.Err()
+	})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// LoadEach hands the history Load would return to fn, message by message,
+// while the rows stream from the database: memory stays flat in the number
+// of messages. Two small queries come first: where the last compaction
+// summary stands, and, only for a session holding rows the peer wrote (rows
+// without a stored key), the keys other rows hold. A retry after a lost
+// connection happens only before the first message reached fn.
+func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
+	sid, err := SessionUUID(sessionKey)
+	if err != nil || !s.enabled {
+		return err
+	}
+	var plan struct {
+		Unkeyed        int
+		SummaryPos     sql.NullInt64
+		CompactsBefore sql.NullInt64
+	}
+	ek := entityKeyExpr(s.pg)
+	err = s.withRetry(ctx, "load session "+sid.String(), connectionLost, func() error {
+		return s.db.NewRaw(`SELECT
+			(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND (`+ek+` IS NULL OR `+ek+` = '')),
+			pos, cb
+			FROM (SELECT 1) one LEFT JOIN (
+				SELECT pos, cb FROM (
+					SELECT row_number() OVER (ORDER BY created_at, id) - 1 AS pos, metadata->'compaction' AS c,
+					       metadata->>'compacts_before' AS cb, deleted_at
+					FROM messages WHERE session_id = ? AND tenant_id = ?) t
+				WHERE c = 'true' AND deleted_at IS NULL ORDER BY pos DESC LIMIT 1) last ON true`,
+			sid, s.userID, sid, s.userID).Scan(ctx, &plan.Unkeyed, &plan.SummaryPos, &plan.CompactsBefore)
+	})
+	if err != nil {
+		return fmt.Errorf("load session %s: %w", sid, err)
+	}
+	var stored map[string]bool
+	if plan.Unkeyed > 0 {
+		stored = map[string]bool{}
+		var keys []string
+		if err := s.db.NewRaw("SELECT "+ek+" FROM messages WHERE session_id = ? AND tenant_id = ? AND "+ek+" <> ''",
+			sid, s.userID).Scan(ctx, &keys); err != nil {
+			return fmt.Errorf("load session %s: %w", sid, err)
+		}
+		for _, k := range keys {
+			stored[k] = true
+		}
+	}
+	emit := func(r storedRow, p int) error {
+		m, ok, err := historyOf(r, p, sid, s.comp, stored, o)
+		if err != nil || !ok {
+			return err
+		}
+		return fn(m)
+	}
+	from, summary := 0, -1
+	if plan.SummaryPos.Valid && !o.IgnoreCompaction {
+		summary, from = int(plan.SummaryPos.Int64), int(plan.CompactsBefore.Int64)
+		if err := s.eachRow(ctx, sid, summary, 1, func(r storedRow) error { return emit(r, summary) }); err != nil {
+			return fmt.Errorf("load session %s: %w", sid, err)
+		}
+	}
+	p := from
+	err = s.eachRow(ctx, sid, from, noLimit, func(r storedRow) error {
+		defer func() { p++ }()
+		if p == summary {
+			return nil
+		}
+		return emit(r, p)
+	})
+	if err != nil {
+		return fmt.Errorf("load session %s: %w", sid, err)
+	}
+	return nil
 }
 
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a

@@ -241,6 +241,7 @@ func checkInvariant(t *testing.T, ctx context.Context, a, b *repository.Store, k
 	if err != nil {
 		t.Fatal(err)
 	}
+	loadEachMatches(t, a, key, repository.LoadOptions{})
 	full, err := a.Load(ctx, key, repository.LoadOptions{NoCompress: true})
 	if err != nil || len(full) != len(comp) {
 		t.Fatalf("loads differ: %d vs %d, %v", len(full), len(comp), err)

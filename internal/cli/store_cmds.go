@@ -118,12 +118,17 @@ audit file (--agent-name and --prompt name the call).`,
 				return err
 			}
 			defer s.DB().Close()
-			hist, err := s.Load(e.ctx, o.sessionID, repository.LoadOptions{NoCompress: o.noCompress})
+			lo := repository.LoadOptions{NoCompress: o.noCompress}
+			if o.format == "dicts" { // streamed: memory stays flat however long the session
+				enc := models.NewHistoryEncoder(e.stdout)
+				if err := s.LoadEach(e.ctx, o.sessionID, lo, enc.Encode); err != nil {
+					return err
+				}
+				return enc.Close()
+			}
+			hist, err := s.Load(e.ctx, o.sessionID, lo)
 			if err != nil {
 				return err
-			}
-			if o.format == "dicts" {
-				return models.EncodeHistory(e.stdout, hist)
 			}
 			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
 			if e.cfg.AuditEnabled {

@@ -45,10 +45,11 @@ func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
 		var mu sync.Mutex
 		sizes := map[int]int{} // batch -> size, for acknowledged batches
 		done := make(chan struct{})
+		wrng := rand.New(rand.NewPCG(uint64(round), 3)) // the writer's own: rand.Rand is not safe to share
 		go func() {
 			defer close(done)
 			for b := 0; ; b++ {
-				size := 1 + rng.IntN(6)
+				size := 1 + wrng.IntN(6)
 				var msgs []models.HistoryMessage
 				for i := range size {
 					msgs = append(msgs, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("r%d-b%d-%d/%d", round, b, i, size)})
