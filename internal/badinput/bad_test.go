@@ -191,3 +191,60 @@ func TestHTTP(t *testing.T) {
 		}
 	}
 }
+
+// SQL in the session id and the user id is data too, on both databases.
+func TestInjectionInIDs(t *testing.T) {
+	t.Parallel()
+	evil := []string{"'; DROP TABLE messages; --", `x" OR 1=1 --`, "a'); DELETE FROM sessions; --", "\\'; SELECT pg_sleep(10); --"}
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			db := d.New(t)
+			ctx := context.Background()
+			for _, e := range evil {
+				st, err := repository.NewStore(db, repository.StoreOptions{UserID: e})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.StoreMessages(ctx, e, []models.HistoryMessage{{Role: "user", Content: e}}, e); err != nil {
+					t.Fatalf("%q: %v", e, err)
+				}
+				h, err := st.Load(ctx, e, repository.LoadOptions{})
+				if err != nil || len(h) != 1 || h[0].Content != e {
+					t.Fatalf("%q: %+v %v", e, h, err)
+				}
+				info, _, err := st.GetSession(ctx, e, repository.LoadOptions{})
+				if err != nil || info.Name != e || info.TenantID != e || info.UserID != e {
+					t.Fatalf("%q: session %+v %v", e, info, err)
+				}
+				if _, err := st.Lookup(ctx, "session-"+e+"-msg-0"); err == nil {
+					t.Fatalf("%q: a key with SQL in it resolved", e)
+				}
+			}
+			n, err := db.NewSelect().Table("messages").Count(ctx)
+			if err != nil || int(n) != len(evil) {
+				t.Fatalf("messages table: %d rows, %v", n, err)
+			}
+		})
+	}
+}
+
+// API keys never reach the access log.
+func TestAPIKeysNotLogged(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	const key = "secret-key-do-not-log-0123"
+	api, err := httpapi.New(httpapi.Options{DB: dbtest.NewSQLite(t), APIKeys: []httpapi.APIKey{{Key: key}},
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range []string{"Bearer " + key, "Bearer wrong-" + key} {
+		r := httptest.NewRequest("GET", "/v1/sessions", nil)
+		r.Header.Set("Authorization", auth)
+		api.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	if log.Len() == 0 || strings.Contains(log.String(), key) {
+		t.Fatalf("access log %q", log.String())
+	}
+}
