@@ -243,8 +243,17 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.m.requests.WithLabelValues(r.Method, route, strconv.Itoa(code)).Inc()
 		s.m.latency.WithLabelValues(r.Method, route).Observe(d.Seconds())
 		s.o.Logger.Info("request", "id", id, "method", r.Method, "path", r.URL.Path, "route", route,
-			"status", code, "duration_ms", float64(d.Microseconds())/1000, "user", r.Header.Get("X-User-Id"))
+			"status", code, "duration_ms", float64(d.Microseconds())/1000, "user", r.Header.Get("X-User-Id"),
+			"tenant", tenantOf(r))
 	})
+}
+
+// tenantOf is X-Tenant-Id as the peer's API sends it, default "default".
+func tenantOf(r *http.Request) string {
+	if t := r.Header.Get("X-Tenant-Id"); t != "" && len(t) <= 256 {
+		return t
+	}
+	return DefaultTenantID
 }
 
 func (s *Server) recover(next http.Handler) http.Handler {
