@@ -534,15 +534,15 @@ func (m *MemoryStore) Fork(ctx context.Context, sessionKey string, o ForkOptions
 	if m.data.sessions[nid] != nil {
 		return SessionInfo{}, fieldErr(-1, "new_session_id", "session %s already exists", nid)
 	}
-	var rows []rowWithMeta
+	var rows []models.Message
 	for _, r := range src.msgs {
 		if r.TenantID != nil && *r.TenantID == m.userID {
-			rows = append(rows, rowWithMeta{*r})
+			rows = append(rows, *r)
 		}
 	}
 	now := m.now().UTC().Truncate(time.Microsecond)
 	srow := cloneSession(src.row)
-	ns, _ := forkSession(&srow, nid, newKey, sessionKey, o.UpTo, m.userID, now)
+	ns := forkSession(&srow, nid, newKey, sessionKey, o.UpTo, m.userID, now)
 	copies := forkRows(rows, nid, o.UpTo, m.userID)
 	for _, c := range copies {
 		c.Metadata = normalize(c.Metadata)
@@ -565,17 +565,10 @@ func (m *MemoryStore) Compact(ctx context.Context, sessionKey string, summarize 
 		rows = m.tenantRows(ms)
 	}
 	m.data.mu.RUnlock()
-	cut, covered, err := compactionCut(rows, o.KeepLast)
-	if err != nil {
-		return models.HistoryMessage{}, err
-	}
-	text, err := summarize(ctx, covered)
-	if err != nil {
-		return models.HistoryMessage{}, fmt.Errorf("summarize: %w", err)
-	}
-	msg := models.HistoryMessage{Role: models.RoleAssistant, Content: text}
-	_, err = m.store(sessionKey, []models.HistoryMessage{msg}, m.userID, writeOpts{extraMeta: models.JSONMap{"compaction": true, "compacts_before": cut}})
-	return msg, err
+	return compact(ctx, rows, summarize, o, func(msg models.HistoryMessage, wo writeOpts) error {
+		_, err := m.store(sessionKey, []models.HistoryMessage{msg}, m.userID, wo)
+		return err
+	})
 }
 
 // SessionUsage sums the token usage stored with the session's messages.

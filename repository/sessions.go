@@ -490,10 +490,7 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 			return err
 		}
 		now := s.now().UTC().Truncate(time.Microsecond)
-		out, err = forkSession(src, nid, newKey, sessionKey, o.UpTo, s.userID, now)
-		if err != nil {
-			return err
-		}
+		out = forkSession(src, nid, newKey, sessionKey, o.UpTo, s.userID, now)
 		copies := forkRows(rows, nid, o.UpTo, s.userID)
 		if _, err := tx.NewInsert().Model(out).Exec(ctx); err != nil {
 			return err
@@ -512,21 +509,15 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 	return infoOf(out), nil
 }
 
-func (s *Store) rowsTx(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]rowWithMeta, error) {
+// rowsTx reads the tenant's full rows of a session, for copying.
+func (s *Store) rowsTx(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]models.Message, error) {
 	var ms []models.Message
 	err := db.NewSelect().Model(&ms).Where("session_id = ? AND tenant_id = ?", sid, s.userID).OrderExpr("created_at, id").Scan(ctx)
-	out := make([]rowWithMeta, len(ms))
-	for i := range ms {
-		out[i] = rowWithMeta{ms[i]}
-	}
-	return out, err
+	return ms, err
 }
 
-// rowWithMeta is a full messages row, for copying.
-type rowWithMeta struct{ models.Message }
-
 // forkSession builds the new session row.
-func forkSession(src *models.Session, nid uuid.UUID, newKey, srcKey string, upTo int, tenant string, now time.Time) (*models.Session, error) {
+func forkSession(src *models.Session, nid uuid.UUID, newKey, srcKey string, upTo int, tenant string, now time.Time) *models.Session {
 	meta := models.JSONMap{}
 	for k, v := range src.Metadata {
 		if k != "reason" && k != "forked_from" {
@@ -536,12 +527,12 @@ func forkSession(src *models.Session, nid uuid.UUID, newKey, srcKey string, upTo
 	meta["forked_from"] = map[string]any{"session_id": src.ID.String(), "session_key": srcKey, "up_to": upTo, "at": models.FormatTimestamp(now)}
 	return &models.Session{ID: nid, Name: models.Ptr(newKey), Description: src.Description, AgentName: src.AgentName,
 		Status: models.StatusActive, GraphEdges: src.GraphEdges, Metadata: meta, Tags: src.Tags,
-		UserID: src.UserID, TenantID: models.Ptr(tenant), CreatedAt: now, UpdatedAt: now}, nil
+		UserID: src.UserID, TenantID: models.Ptr(tenant), CreatedAt: now, UpdatedAt: now}
 }
 
 // forkRows copies the first upTo live rows with new ids and keys for their
 // new positions; a compaction summary's boundary is mapped to the new positions.
-func forkRows(rows []rowWithMeta, nid uuid.UUID, upTo int, tenant string) []*models.Message {
+func forkRows(rows []models.Message, nid uuid.UUID, upTo int, tenant string) []*models.Message {
 	newPos := map[int]int{}
 	var out []*models.Message
 	for p, r := range rows {
@@ -552,7 +543,7 @@ func forkRows(rows []rowWithMeta, nid uuid.UUID, upTo int, tenant string) []*mod
 			break
 		}
 		newPos[p] = len(out)
-		m := r.Message
+		m := r
 		m.ID, m.SessionID, m.TenantID = uuid.New(), nid, models.Ptr(tenant)
 		meta := maps.Clone(m.Metadata)
 		if meta == nil {
@@ -590,6 +581,18 @@ func (s *Store) Compact(ctx context.Context, sessionKey string, summarize Summar
 	if err != nil {
 		return models.HistoryMessage{}, err
 	}
+	return compact(ctx, rows, summarize, o, func(msg models.HistoryMessage, wo writeOpts) error {
+		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, err := s.storeTx(ctx, tx, sid, sessionKey, []models.HistoryMessage{msg}, s.userID, wo)
+			return err
+		})
+	})
+}
+
+// compact is Compact for either store: rows as they stand, and how to
+// append the summary with its compaction metadata.
+func compact(ctx context.Context, rows []storedRow, summarize Summarizer, o CompactOptions,
+	appendSummary func(models.HistoryMessage, writeOpts) error) (models.HistoryMessage, error) {
 	cut, covered, err := compactionCut(rows, o.KeepLast)
 	if err != nil {
 		return models.HistoryMessage{}, err
@@ -599,12 +602,7 @@ func (s *Store) Compact(ctx context.Context, sessionKey string, summarize Summar
 		return models.HistoryMessage{}, fmt.Errorf("summarize: %w", err)
 	}
 	msg := models.HistoryMessage{Role: models.RoleAssistant, Content: text}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		_, err := s.storeTx(ctx, tx, sid, sessionKey, []models.HistoryMessage{msg}, s.userID,
-			writeOpts{extraMeta: models.JSONMap{"compaction": true, "compacts_before": cut}})
-		return err
-	})
-	return msg, err
+	return msg, appendSummary(msg, writeOpts{extraMeta: models.JSONMap{"compaction": true, "compacts_before": cut}})
 }
 
 // compactionCut picks the position of the first row kept after a new
