@@ -514,16 +514,9 @@ func (m *MemoryStore) Expire(ctx context.Context, o ExpireOptions) ([]SessionInf
 
 // Fork copies the first o.UpTo live messages into a new session (see Store.Fork).
 func (m *MemoryStore) Fork(ctx context.Context, sessionKey string, o ForkOptions) (SessionInfo, error) {
-	newKey := o.NewSessionKey
-	if newKey == "" {
-		newKey = uuid.NewString()
-	}
-	nid, err := SessionUUID(newKey)
+	newKey, nid, err := o.target()
 	if err != nil {
 		return SessionInfo{}, err
-	}
-	if o.UpTo < 0 {
-		return SessionInfo{}, fieldErr(-1, "up_to", "must be >= 0")
 	}
 	m.data.mu.Lock()
 	defer m.data.mu.Unlock()

@@ -176,14 +176,19 @@ type Usage struct {
 
 // --- database implementation ---
 
-func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*models.Session, error) {
-	sess := new(models.Session)
-	q := db.NewSelect().Model(sess).Where("session.id = ?", sid)
-	q = q.Where("session.deleted_at IS NULL").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+// visible limits a sessions query (alias "session") to live sessions the
+// store's tenant may see: those it created and those holding its messages.
+func (s *Store) visible(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.Where("session.deleted_at IS NULL").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 		return q.Where("session.tenant_id = ?", s.userID).
 			WhereOr("EXISTS (SELECT 1 FROM messages m WHERE m.session_id = session.id AND m.tenant_id = ?)", s.userID)
 	})
-	if err := q.Limit(1).Scan(ctx); err != nil {
+}
+
+func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*models.Session, error) {
+	sess := new(models.Session)
+	q := db.NewSelect().Model(sess).Where("session.id = ?", sid)
+	if err := s.visible(q).Limit(1).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("session %s: %w", sid, interpret(err))
 	}
 	return sess, nil
@@ -210,10 +215,7 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (ListResult, er
 		return ListResult{}, err
 	}
 	filter := func(q *bun.SelectQuery) *bun.SelectQuery {
-		q = q.Where("session.deleted_at IS NULL").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("session.tenant_id = ?", s.userID).
-				WhereOr("EXISTS (SELECT 1 FROM messages m WHERE m.session_id = session.id AND m.tenant_id = ?)", s.userID)
-		})
+		q = s.visible(q)
 		if o.UserID != "" {
 			q = q.Where("session.user_id = ?", o.UserID)
 		}
@@ -462,16 +464,9 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	newKey := o.NewSessionKey
-	if newKey == "" {
-		newKey = uuid.NewString()
-	}
-	nid, err := SessionUUID(newKey)
+	newKey, nid, err := o.target()
 	if err != nil {
 		return SessionInfo{}, err
-	}
-	if o.UpTo < 0 {
-		return SessionInfo{}, fieldErr(-1, "up_to", "must be >= 0")
 	}
 	var out *models.Session
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -507,6 +502,19 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 		return SessionInfo{}, fmt.Errorf("fork %s: %w", sid, err)
 	}
 	return infoOf(out), nil
+}
+
+// target checks o and names the new session: o.NewSessionKey, or a new UUID.
+func (o ForkOptions) target() (string, uuid.UUID, error) {
+	if o.UpTo < 0 {
+		return "", uuid.Nil, fieldErr(-1, "up_to", "must be >= 0")
+	}
+	key := o.NewSessionKey
+	if key == "" {
+		key = uuid.NewString()
+	}
+	id, err := SessionUUID(key)
+	return key, id, err
 }
 
 // rowsTx reads the tenant's full rows of a session, for copying.
