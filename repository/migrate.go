@@ -164,7 +164,33 @@ func Migrations() *migrate.Migrations {
 			}
 			return nil
 		})
+	add("20260101000004", "partial_indexes", partialIndexDDL,
+		func(bool) []string {
+			return []string{`DROP INDEX IF EXISTS remstore_messages_compaction`, `DROP INDEX IF EXISTS remstore_messages_unkeyed`}
+		})
 	return ms
+}
+
+// compactionPred and unkeyedPred select compaction summaries and rows without
+// a stored key (the peer's). Queries must use exactly these predicates for
+// the partial indexes below to serve them.
+func compactionPred(pg bool) string {
+	if pg {
+		return "(metadata->>'compaction') = 'true'"
+	}
+	return "json_extract(metadata, '$.compaction') = 1"
+}
+
+func unkeyedPred(pg bool) string { return "(" + entityKeyExpr(pg) + ") IS NULL" }
+
+// partialIndexDDL indexes the rare rows a streaming load must know about
+// before it starts, so finding them is a probe, not a pass over every row's
+// metadata; both are empty for a session only remstore wrote.
+func partialIndexDDL(pg bool) []string {
+	return []string{
+		`CREATE INDEX IF NOT EXISTS remstore_messages_compaction ON messages (session_id, created_at, id) WHERE ` + compactionPred(pg),
+		`CREATE INDEX IF NOT EXISTS remstore_messages_unkeyed ON messages (session_id) WHERE ` + unkeyedPred(pg),
+	}
 }
 
 // storeFunctionDDL is the PostgreSQL fast path of a store: one statement,

@@ -613,27 +613,33 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 	if err != nil || !s.enabled {
 		return err
 	}
+	// The plan: rows without a stored key, and where the last compaction
+	// summary stands. Both come from partial indexes (migration 4).
 	var plan struct {
 		Unkeyed        int
-		SummaryPos     sql.NullInt64
-		CompactsBefore sql.NullInt64
+		Summary        sql.NullString // the summary row's id, when there is one
+		SummaryPos     int
+		CompactsBefore sql.NullString
 	}
-	ek := entityKeyExpr(s.pg)
 	err = s.withRetry(ctx, "load session "+sid.String(), connectionLost, func() error {
 		return s.db.NewRaw(`SELECT
-			(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND (`+ek+` IS NULL OR `+ek+` = '')),
-			pos, cb
+			(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND `+unkeyedPred(s.pg)+`),
+			last.id,
+			CASE WHEN last.id IS NULL THEN 0 ELSE -- counted only when there is a summary
+			(SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.tenant_id = ?
+			   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
+			last.cb
 			FROM (SELECT 1) one LEFT JOIN (
-				SELECT pos, cb FROM (
-					SELECT row_number() OVER (ORDER BY created_at, id) - 1 AS pos, metadata->'compaction' AS c,
-					       metadata->>'compacts_before' AS cb, deleted_at
-					FROM messages WHERE session_id = ? AND tenant_id = ?) t
-				WHERE c = 'true' AND deleted_at IS NULL ORDER BY pos DESC LIMIT 1) last ON true`,
-			sid, s.userID, sid, s.userID).Scan(ctx, &plan.Unkeyed, &plan.SummaryPos, &plan.CompactsBefore)
+				SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
+				WHERE session_id = ? AND tenant_id = ? AND `+compactionPred(s.pg)+` AND deleted_at IS NULL
+				ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
+			sid, s.userID, sid, s.userID, sid, s.userID).
+			Scan(ctx, &plan.Unkeyed, &plan.Summary, &plan.SummaryPos, &plan.CompactsBefore)
 	})
 	if err != nil {
 		return fmt.Errorf("load session %s: %w", sid, err)
 	}
+	ek := entityKeyExpr(s.pg)
 	var stored map[string]bool
 	if plan.Unkeyed > 0 {
 		stored = map[string]bool{}
@@ -654,8 +660,9 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		return fn(m)
 	}
 	from, summary := 0, -1
-	if plan.SummaryPos.Valid && !o.IgnoreCompaction {
-		summary, from = int(plan.SummaryPos.Int64), int(plan.CompactsBefore.Int64)
+	if plan.Summary.Valid && !o.IgnoreCompaction {
+		summary = plan.SummaryPos
+		from, _ = strconv.Atoi(plan.CompactsBefore.String)
 		if err := s.eachRow(ctx, sid, summary, 1, func(r storedRow) error { return emit(r, summary) }); err != nil {
 			return fmt.Errorf("load session %s: %w", sid, err)
 		}
