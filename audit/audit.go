@@ -18,23 +18,6 @@ import (
 	"github.com/remstore/remstore/models"
 )
 
-// Environment variables read on every call, so a running server can flip them.
-const (
-	EnvSwitch = "DEBUG_AUDIT_SESSION"
-	EnvDir    = "DEBUG_AUDIT_DIR"
-)
-
-// Enabled reports whether DEBUG_AUDIT_SESSION is set and not empty.
-func Enabled() bool { return os.Getenv(EnvSwitch) != "" }
-
-// Dir is DEBUG_AUDIT_DIR, or the system temp directory.
-func Dir() string {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d
-	}
-	return os.TempDir()
-}
-
 // Invocation is one agent call: what it was asked and the history it got.
 type Invocation struct {
 	Timestamp             time.Time
@@ -44,17 +27,9 @@ type Invocation struct {
 	PydanticMessagesCount int
 }
 
-// Record appends an invocation to the session's file when auditing is on.
-// Errors are logged, never returned: auditing must not break an agent call.
-func Record(sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
-	if !Enabled() {
-		return
-	}
-	RecordIn(Dir(), sessionID, agentName, prompt, raw, pydanticCount)
-}
-
-// RecordIn appends an invocation to the session's file in dir whatever the
-// switch says (the caller has checked it, e.g. from settings), logging errors.
+// RecordIn appends an invocation to the session's file in dir, logging
+// errors: auditing must not break an agent call. The caller checks the switch
+// (settings.Config.AuditEnabled); this package reads no environment.
 func RecordIn(dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
 	inv := Invocation{Timestamp: time.Now(), AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount}
 	if err := Append(dir, sessionID, inv); err != nil {

@@ -2,9 +2,11 @@
 // DEBUG_AUDIT_SESSION is set (SPEC §6), in the format the Python peer writes, so
 // either side can append to and read the other's files.
 //
-//	audit.Record(sessionID, "planner", prompt, rawHistory, len(pydanticMessages))
+//	if cfg.AuditEnabled { // settings: DEBUG_AUDIT_SESSION
+//		audit.RecordIn(cfg.AuditDir, sessionID, "planner", prompt, rawHistory, len(pydanticMessages))
+//	}
 //
-// Record never fails the caller. Files live in DEBUG_AUDIT_DIR (default: the
+// RecordIn never fails the caller. Files live in DEBUG_AUDIT_DIR (default: the
 // system temp dir) and are named by [FileName], which no session id can steer
 // outside that directory.
 package audit

@@ -9,21 +9,25 @@ import (
 	"github.com/remstore/remstore/models"
 )
 
-// DefaultTruncateLength is T when none is given.
-const DefaultTruncateLength = 200
+// DefaultTruncateLength is T when none is given; MaxTruncateLength bounds it
+// so that 2T can never overflow and a typo cannot disable compression.
+const (
+	DefaultTruncateLength = 200
+	MaxTruncateLength     = 1_000_000
+)
 
 // Errors returned by this package.
 var (
 	ErrInvalidUTF8       = errors.New("content is not valid UTF-8")
-	ErrBadTruncateLength = errors.New("truncate length must be >= 1")
+	ErrBadTruncateLength = errors.New("truncate length must be between 1 and 1000000")
 )
 
 // Compressor cuts messages longer than 2T code points.
 type Compressor struct{ t int }
 
-// New returns a compressor with truncate length t (>= 1).
+// New returns a compressor with truncate length t (1 to MaxTruncateLength).
 func New(t int) (*Compressor, error) {
-	if t < 1 {
+	if t < 1 || t > MaxTruncateLength {
 		return nil, fmt.Errorf("%w, got %d", ErrBadTruncateLength, t)
 	}
 	return &Compressor{t: t}, nil
@@ -42,11 +46,12 @@ func (c *Compressor) Compressible(m models.HistoryMessage) bool {
 	return m.Role != models.RoleSystem && utf8.RuneCountInString(m.Content) > 2*c.t
 }
 
-// ShouldCompressOnLoad is the load-time rule of SPEC §3: only assistant
-// messages (assistant, model) longer than 2T are cut; user, tool and system
-// messages never are.
+// ShouldCompressOnLoad is the load-time rule of SPEC §3: only messages whose
+// role is exactly assistant (or empty, which reads as assistant) and that are
+// longer than 2T are cut. model is left whole, as the peer leaves it; user,
+// tool and system messages never are cut.
 func (c *Compressor) ShouldCompressOnLoad(m models.HistoryMessage) bool {
-	return m.Role.Normalize() == models.RoleAssistant && m.Role != "" && c.Compressible(m)
+	return (m.Role == models.RoleAssistant || m.Role == "") && c.Compressible(m)
 }
 
 // Compress returns m with its content cut to the first and last T code points

@@ -12,7 +12,7 @@ import (
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 func badInput(field, reason string) error {
@@ -59,7 +59,7 @@ type StoreResponse struct {
 }
 
 // POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id).
-func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) error {
 	key, err := sessionKey(r)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 }
 
 // GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=
-func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st *reposit
 	if format != "dicts" && format != "pydantic-ai" {
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	lo := repository.LoadOptions{NoCompress: !compress, Since: since}
+	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since}
 	defer s.timed("load", time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {
@@ -162,15 +162,15 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st *reposit
 		return err
 	}
 	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
-	if audit.Enabled() {
-		audit.Record(r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+	if s.o.AuditEnabled {
+		audit.RecordIn(s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
 	}
 	_, err = w.Write(convert.Marshal(msgs))
 	return err
 }
 
 // GET /v1/lookup?key=
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error {
 	key := r.URL.Query().Get("key")
 	start := time.Now()
 	full, err := st.Lookup(r.Context(), key)
@@ -183,9 +183,9 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st *repository.S
 }
 
 // GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
-	o := repository.ListOptions{AgentName: q.Get("agent"), UserID: q.Get("owner"), Cursor: q.Get("cursor")}
+	o := sessionstore.ListOptions{AgentName: q.Get("agent"), UserID: q.Get("owner"), Cursor: q.Get("cursor")}
 	if v := q.Get("status"); v != "" {
 		o.Statuses = strings.Split(v, ",")
 	}
@@ -213,12 +213,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *reposi
 }
 
 // GET /v1/sessions/{id}?compress=
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) error {
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
 		return err
 	}
-	info, hist, err := st.GetSession(r.Context(), r.PathValue("id"), repository.LoadOptions{NoCompress: !compress})
+	info, hist, err := st.GetSession(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{NoCompress: !compress})
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *reposito
 }
 
 // PATCH /v1/sessions/{id} {"name", "agent_name", "settings", "status", "reason"}
-func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st Store) error {
 	var body struct {
 		Name      *string        `json:"name"`
 		AgentName *string        `json:"agent_name"`
@@ -238,7 +238,7 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st *reposi
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), repository.SessionUpdate{Name: body.Name, AgentName: body.AgentName, Settings: body.Settings})
+	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), sessionstore.SessionUpdate{Name: body.Name, AgentName: body.AgentName, Settings: body.Settings})
 	if err == nil && body.Status != nil {
 		info, err = st.SetStatus(r.Context(), r.PathValue("id"), *body.Status, body.Reason)
 	}
@@ -250,7 +250,7 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st *reposi
 }
 
 // DELETE /v1/sessions/{id}?purge=true
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st Store) error {
 	purge, err := boolParam(r, "purge", false)
 	if err != nil {
 		return err
@@ -263,7 +263,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *repos
 }
 
 // POST /v1/sessions/{id}/fork {"up_to", "new_session_id"}
-func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st Store) error {
 	var body struct {
 		UpTo         int    `json:"up_to"`
 		NewSessionID string `json:"new_session_id"`
@@ -271,7 +271,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st *reposit
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	info, err := st.Fork(r.Context(), r.PathValue("id"), repository.ForkOptions{UpTo: body.UpTo, NewSessionKey: body.NewSessionID})
+	info, err := st.Fork(r.Context(), r.PathValue("id"), sessionstore.ForkOptions{UpTo: body.UpTo, NewSessionKey: body.NewSessionID})
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st *reposit
 }
 
 // POST /v1/sessions/{id}/cancel {"reason"}
-func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request, st *repository.Store) error {
+func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request, st Store) error {
 	var body struct {
 		Reason string `json:"reason"`
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 const key = "test-key-0123456789"
@@ -258,8 +258,8 @@ func TestGracefulShutdownKeepsAcknowledgedWrites(t *testing.T) {
 	if _, err := http.Post(base+"/v1/sessions/shutdown/messages", "application/json", strings.NewReader(`[]`)); err == nil {
 		t.Fatal("a request after shutdown was served")
 	}
-	st, _ := repository.NewStore(db, repository.StoreOptions{UserID: DefaultUserID})
-	h, err := st.Load(context.Background(), "shutdown", repository.LoadOptions{NoCompress: true})
+	st, _ := sessionstore.New(db, sessionstore.Options{UserID: DefaultUserID})
+	h, err := st.Load(context.Background(), "shutdown", sessionstore.LoadOptions{NoCompress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,11 +280,11 @@ func TestGracefulShutdownKeepsAcknowledgedWrites(t *testing.T) {
 
 func TestMiddleware(t *testing.T) {
 	t.Parallel()
-	mem, _ := repository.NewMemoryStore(repository.StoreOptions{UserID: "alice", TruncateLength: 10})
+	mem, _ := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice", TruncateLength: 10})
 	_, _ = mem.StoreMessages(context.Background(), "mw", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: strings.Repeat("x", 50)}}, "")
 	var seen *Turn
 	h := Middleware(MiddlewareOptions{
-		Store:        func(*http.Request) (repository.SessionStore, error) { return mem, nil },
+		Store:        func(*http.Request) (*sessionstore.Store, error) { return mem, nil },
 		SystemPrompt: "You are a test.",
 	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, _ := TurnFrom(r.Context())
@@ -300,7 +300,7 @@ func TestMiddleware(t *testing.T) {
 	if seen == nil || len(seen.History) != 2 || !seen.History[1].Compressed || seen.Messages[0].Parts[0].PartKind != "system-prompt" {
 		t.Fatalf("turn %+v", seen)
 	}
-	after, _ := mem.Load(context.Background(), "mw", repository.LoadOptions{})
+	after, _ := mem.Load(context.Background(), "mw", sessionstore.LoadOptions{})
 	if len(after) != 4 || after[3].Content != "answer" {
 		t.Fatalf("turn not stored: %d", len(after))
 	}

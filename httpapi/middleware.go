@@ -8,7 +8,7 @@ import (
 
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Turn is what Middleware puts in the request context: the history the agent
@@ -49,7 +49,7 @@ func TurnFrom(ctx context.Context) (*Turn, bool) {
 // MiddlewareOptions configures Middleware.
 type MiddlewareOptions struct {
 	// Store returns the store for a request (bound to its user); required.
-	Store func(r *http.Request) (repository.SessionStore, error)
+	Store func(r *http.Request) (*sessionstore.Store, error)
 	// SessionID picks the session of a request; default: the X-Session-Id header.
 	SessionID func(r *http.Request) string
 	// SystemPrompt goes first in Turn.Messages.
@@ -84,8 +84,8 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			be := repository.BestEffort{Store: st, Log: log}
-			t := &Turn{SessionID: sid, History: be.Load(r.Context(), sid, repository.LoadOptions{})}
+			be := sessionstore.BestEffort{Store: st, Log: log}
+			t := &Turn{SessionID: sid, History: be.Load(r.Context(), sid, sessionstore.LoadOptions{})}
 			t.Messages = convert.Convert(t.History, convert.Options{SystemPrompt: o.SystemPrompt})
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), turnKey{}, t)))
 			t.mu.Lock()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 //go:embed openapi.json
@@ -74,6 +75,12 @@ type Options struct {
 	MaxInFlight    int           // 0 = DefaultMaxInFlight
 	Logger         *slog.Logger  // nil = slog.Default()
 	Registry       *prometheus.Registry
+	// AuditEnabled and AuditDir are DEBUG_AUDIT_SESSION and DEBUG_AUDIT_DIR
+	// (settings): pydantic-ai loads are recorded there when enabled.
+	AuditEnabled bool
+	AuditDir     string
+	// NewStore binds a store to a user; nil = sessionstore.New on DB.
+	NewStore func(userID string) (Store, error)
 }
 
 // Server is the HTTP API.
@@ -104,6 +111,12 @@ func New(o Options) (*Server, error) {
 	}
 	if len(o.APIKeys) == 0 && !o.Insecure {
 		return nil, errors.New("httpapi: no API keys (set REMSTORE_API_KEYS) and not insecure")
+	}
+	if o.NewStore == nil {
+		db, t, off := o.DB, o.TruncateLength, o.StoreDisabled
+		o.NewStore = func(user string) (Store, error) {
+			return sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: t, Disabled: off})
+		}
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
@@ -339,10 +352,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 
 // withStore adapts a handler that needs the requesting user's store and
 // reports failure by returning an error, which fail maps to a response.
-func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, *repository.Store) error) http.HandlerFunc {
+func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, Store) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		user, _ := r.Context().Value(ctxUser).(string)
-		st, err := repository.NewStore(s.o.DB, repository.StoreOptions{UserID: user, TruncateLength: s.o.TruncateLength, Disabled: s.o.StoreDisabled})
+		st, err := s.o.NewStore(user)
 		if err == nil {
 			err = h(w, r, st)
 		}
@@ -390,9 +403,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusBadRequest, "invalid_input", fe.Error(), field)
 	case errors.Is(err, repository.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
-	case errors.Is(err, repository.ErrSessionNotActive):
+	case errors.Is(err, sessionstore.ErrSessionNotActive):
 		writeError(w, http.StatusConflict, "session_not_active", err.Error(), "")
-	case errors.Is(err, repository.ErrInvalidTransition):
+	case errors.Is(err, sessionstore.ErrInvalidTransition):
 		writeError(w, http.StatusConflict, "invalid_transition", err.Error(), "status")
 	case errors.Is(err, context.DeadlineExceeded):
 		writeError(w, http.StatusServiceUnavailable, "timeout", "request timed out", "")

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // LookupArgs are rem_lookup's arguments.
@@ -28,8 +28,17 @@ func text(s string, isErr bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// New returns an MCP server whose tools read st (bound to one tenant).
-func New(st repository.SessionStore, version string) *mcp.Server {
+// Store is what the tools read: a session store bound to one tenant.
+// *sessionstore.Store implements it.
+type Store interface {
+	Lookup(ctx context.Context, key string) (string, error)
+	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+}
+
+var _ Store = (*sessionstore.Store)(nil)
+
+// New returns an MCP server whose tools read st.
+func New(st Store, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remstore", Version: version}, nil)
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "rem_lookup",
@@ -47,7 +56,7 @@ func New(st repository.SessionStore, version string) *mcp.Server {
 		Description: "The messages of a session as a JSON array (long assistant answers cut with REM LOOKUP keys unless compress is false).",
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, a HistoryArgs) (*mcp.CallToolResult, any, error) {
 		compress := a.Compress == nil || *a.Compress
-		h, err := st.Load(ctx, a.SessionID, repository.LoadOptions{NoCompress: !compress})
+		h, err := st.Load(ctx, a.SessionID, sessionstore.LoadOptions{NoCompress: !compress})
 		if err != nil {
 			return text(err.Error(), true), nil, nil
 		}

@@ -7,20 +7,22 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 func TestTools(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	alice, _ := repository.NewMemoryStore(repository.StoreOptions{UserID: "alice", TruncateLength: 10})
+	db := dbtest.NewSQLite(t)
+	alice, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 10})
 	full := strings.Repeat("the whole answer ", 5)
 	_, _ = alice.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "q"}, {Role: "assistant", Content: full}}, "")
-	h, _ := alice.Load(ctx, "s", repository.LoadOptions{})
+	h, _ := alice.Load(ctx, "s", sessionstore.LoadOptions{})
 	key := h[1].EntityKey
 
-	call := func(st repository.SessionStore, tool string, args map[string]any) *mcp.CallToolResult {
+	call := func(st *sessionstore.Store, tool string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		ct, st2 := mcp.NewInMemoryTransports()
 		srv := New(st, "test")
@@ -45,9 +47,16 @@ func TestTools(t *testing.T) {
 	if r := call(alice, "rem_lookup", map[string]any{"key": "REM LOOKUP " + key}); r.IsError || textOf(r) != full {
 		t.Fatalf("rem_lookup: %+v", r)
 	}
-	bob, _ := alice.Tenant("bob")
+	bob, _ := sessionstore.New(db, sessionstore.Options{UserID: "bob", TruncateLength: 10})
 	if r := call(bob, "rem_lookup", map[string]any{"key": key}); !r.IsError || !strings.Contains(textOf(r), "not found") {
 		t.Fatalf("bob read alice's text: %+v", textOf(r))
+	}
+	// Alice's session by its UUID is, for bob, a session with nothing in it.
+	sid, _ := alice.SessionUUID("s")
+	for _, k := range []string{"s", sid.String()} {
+		if r := call(bob, "session_history", map[string]any{"session_id": k}); r.IsError || strings.TrimSpace(textOf(r)) != "[]" {
+			t.Fatalf("bob's history of %s: %s", k, textOf(r))
+		}
 	}
 	if r := call(alice, "session_history", map[string]any{"session_id": "s"}); r.IsError || !strings.Contains(textOf(r), `"_entity_key":"`+key+`"`) {
 		t.Fatalf("session_history: %s", textOf(r))

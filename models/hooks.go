@@ -25,21 +25,59 @@ var (
 	_ bun.BeforeAppendModelHook = (*Message)(nil)
 )
 
-// BeforeAppendModel fills zero timestamps and the peer's default status.
-func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
-	if _, ok := q.(*bun.InsertQuery); ok {
-		fillTimes(&s.CreatedAt, &s.UpdatedAt)
-		if s.Status == "" {
-			s.Status = StatusActive
-		}
+// The peer validates every row of a session before it filters by tenant, and
+// one row with a NULL tags, graph_edges or metadata empties the whole session
+// for every reader (SPEC §2). bun writes a nil slice or map as NULL, so every
+// insert and update fills them with the column defaults here, in one place.
+func fillDefaults(tags *StringArray, edges *JSONList, meta *JSONMap) {
+	if *tags == nil {
+		*tags = StringArray{}
 	}
+	if *edges == nil {
+		*edges = JSONList{}
+	}
+	if *meta == nil {
+		*meta = JSONMap{}
+	}
+}
+
+func writes(q bun.Query) (insert, ok bool) {
+	switch q.(type) {
+	case *bun.InsertQuery:
+		return true, true
+	case *bun.UpdateQuery:
+		return false, true
+	}
+	return false, false
+}
+
+// BeforeAppendModel fills zero timestamps, the peer's default status and the
+// JSON and array columns' defaults.
+func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
+	insert, ok := writes(q)
+	if !ok {
+		return nil
+	}
+	if insert {
+		fillTimes(&s.CreatedAt, &s.UpdatedAt)
+	}
+	if s.Status == "" {
+		s.Status = StatusActive
+	}
+	fillDefaults(&s.Tags, &s.GraphEdges, &s.Metadata)
 	return nil
 }
 
-// BeforeAppendModel fills zero timestamps.
+// BeforeAppendModel fills zero timestamps and the JSON and array columns'
+// defaults.
 func (m *Message) BeforeAppendModel(_ context.Context, q bun.Query) error {
-	if _, ok := q.(*bun.InsertQuery); ok {
+	insert, ok := writes(q)
+	if !ok {
+		return nil
+	}
+	if insert {
 		fillTimes(&m.CreatedAt, &m.UpdatedAt)
 	}
+	fillDefaults(&m.Tags, &m.GraphEdges, &m.Metadata)
 	return nil
 }

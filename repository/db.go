@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver: no cgo needed for the default store
@@ -20,14 +19,27 @@ import (
 	"github.com/remstore/remstore/settings"
 )
 
-// Open connects to a postgres:// URL or opens (creating it and its directory)
-// the SQLite file at any other path, and checks that the database answers.
-// Errors wrap ErrUnavailable and never include a password.
-func Open(ctx context.Context, dbURL string) (*bun.DB, error) { return OpenWith(ctx, dbURL, nil) }
+// Open connects to a postgres:// URL or opens the SQLite file at any other
+// path (creating the file, not its directory), and checks that the database
+// answers. Errors wrap ErrUnavailable and never include a password.
+func Open(ctx context.Context, dbURL string) (*bun.DB, error) { return OpenWith(ctx, dbURL, Options{}) }
 
-// OpenWith is Open with a hook to adjust the pgx configuration of a
-// PostgreSQL connection (a query tracer in tests, say); nil leaves it as is.
-func OpenWith(ctx context.Context, dbURL string, configure func(*pgx.ConnConfig)) (*bun.DB, error) {
+// Options adjust OpenWith. The zero value is Open.
+type Options struct {
+	// Configure adjusts the pgx configuration of a PostgreSQL connection
+	// (a query tracer in tests, say); nil leaves it as is.
+	Configure func(*pgx.ConnConfig)
+	// ReadOnly never creates anything: a SQLite file that does not exist is
+	// ErrNotMigrated instead of a new empty database.
+	ReadOnly bool
+	// CreateDir creates the SQLite file's missing directory. Only the
+	// embedded default path asks for it; a path the user typed must exist.
+	CreateDir bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dbURL string, o Options) (*bun.DB, error) {
+	configure := o.Configure
 	if err := settings.ValidateDatabaseURL(dbURL); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -53,8 +65,8 @@ func OpenWith(ctx context.Context, dbURL string, configure func(*pgx.ConnConfig)
 	} else {
 		path := strings.TrimPrefix(dbURL, "file:")
 		if path != ":memory:" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return nil, fmt.Errorf("%w: create directory for %s: %v", ErrUnavailable, path, err)
+			if err := sqlitePath(path, o); err != nil {
+				return nil, err
 			}
 		}
 		// WAL lets readers run beside the writer; _txlock=immediate takes
@@ -75,17 +87,69 @@ func OpenWith(ctx context.Context, dbURL string, configure func(*pgx.ConnConfig)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), firstLine(err.Error()))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
 	}
 	return db, nil
 }
-
-// IsPostgres reports whether db speaks PostgreSQL.
-func IsPostgres(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}
 	return s
+}
+
+// oneLine joins a multi-line driver error into one line: pgx puts the reason
+// a connection failed (refused, no such database, authentication) after a
+// newline, and the first line alone ends at a colon.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// sqlitePath checks (and with CreateDir prepares) the place of a SQLite file.
+func sqlitePath(path string, o Options) error {
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("%w (SQLite file %s does not exist)", ErrNotMigrated, path)
+		}
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if o.CreateDir {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("%w: create directory for %s: %v", ErrUnavailable, path, err)
+		}
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: directory %s of SQLite file %s does not exist", ErrUnavailable, dir, path)
+	}
+	return nil
+}
+
+// CheckMigrated returns ErrNotMigrated unless db holds the sessions and
+// messages tables (created by Migrate, or by the peer's install script).
+// Read-only commands call it instead of migrating.
+func CheckMigrated(ctx context.Context, db bun.IDB) error {
+	for _, t := range []string{"sessions", "messages"} {
+		ok, err := tableExists(ctx, db, t)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrNotMigrated
+		}
+	}
+	return nil
+}
+
+// tableExists reports whether a table of that name is on the search path.
+func tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = ANY (current_schemas(false)) AND table_name = ?"
+	if !IsPostgres(db) {
+		q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	}
+	var n int
+	if err := db.NewRaw(q, name).Scan(ctx, &n); err != nil {
+		return false, fmt.Errorf("check table %s: %w", name, err)
+	}
+	return n > 0, nil
 }

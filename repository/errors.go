@@ -16,6 +16,8 @@ var (
 	// ErrSessionNotActive: a message was stored into a session whose status
 	// is not active.
 	ErrSessionNotActive = errors.New("session is not active")
+	// ErrNotMigrated: a read-only command found no remstore tables.
+	ErrNotMigrated = errors.New("database not migrated: run remstore migrate up")
 )
 
 // interpret translates driver errors at the package boundary.

@@ -136,6 +136,20 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 	return nil
 }
 
+// Insert writes new rows, at most 1,000 to a statement (bun inlines every
+// value, and one statement per row would be a round trip each).
+func (r *Repository[T]) Insert(ctx context.Context, rows ...*T) error {
+	for lo := 0; lo < len(rows); lo += insertChunk {
+		part := rows[lo:min(lo+insertChunk, len(rows))]
+		if _, err := r.db.NewInsert().Model(&part).Exec(ctx); err != nil {
+			return fmt.Errorf("insert %d %s: %w", len(part), r.table.Name, err)
+		}
+	}
+	return nil
+}
+
+const insertChunk = 1000
+
 // Get returns the row with this id. With userID set it applies the isolation
 // rule (user_id = userID OR user_id IS NULL). Soft-deleted rows are not found.
 func (r *Repository[T]) Get(ctx context.Context, id uuid.UUID, userID string) (*T, error) {

@@ -2,9 +2,11 @@ package repository_test
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +66,7 @@ func TestRepositoryRoundTrip(t *testing.T) {
 		}
 		got.CreatedAt, got.UpdatedAt = got.CreatedAt.UTC(), got.UpdatedAt.UTC()
 		// JSONB normalizes whitespace; compare the parsed value.
-		if !jsonEqual(t, got.ToolCalls, want.ToolCalls) {
+		if !dbtest.JSONEqual(t, got.ToolCalls, want.ToolCalls) {
 			t.Errorf("tool_calls = %s, want %s", got.ToolCalls, want.ToolCalls)
 		}
 		got.ToolCalls, want.ToolCalls = nil, nil
@@ -74,7 +76,7 @@ func TestRepositoryRoundTrip(t *testing.T) {
 	})
 }
 
-func json(n int64) any { return jsonNumber(n) }
+func json(n int64) any { return stdjson.Number(strconv.FormatInt(n, 10)) }
 
 // Upsert replaces and undeletes; the isolation rule hides other users' rows
 // but not rows without a user.

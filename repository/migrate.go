@@ -89,11 +89,11 @@ var sqliteTables = []string{
 
 // Indexes only: never a constraint that could reject a row the peer writes.
 // The entity-key index is on exactly the expression that lookups query
-// (entityKeyExpr), or the planner would not use it.
+// (SQL.EntityKey), or the planner would not use it.
 func indexDDL(pg bool) []string {
 	return []string{
 		`CREATE INDEX IF NOT EXISTS remstore_messages_session_order ON messages (session_id, created_at, id)`,
-		`CREATE INDEX IF NOT EXISTS remstore_messages_entity_key ON messages ((` + entityKeyExpr(pg) + `))`,
+		`CREATE INDEX IF NOT EXISTS remstore_messages_entity_key ON messages ((` + SQLFor(pg).EntityKey + `))`,
 		`CREATE INDEX IF NOT EXISTS remstore_sessions_updated ON sessions (updated_at, id)`,
 	}
 }
@@ -102,14 +102,6 @@ var indexNames = []string{"remstore_messages_session_order", "remstore_messages_
 
 // The store function's migration does nothing on SQLite, which has no
 // round trips to save.
-
-// entityKeyExpr is the SQL expression for metadata.entity_key.
-func entityKeyExpr(pg bool) string {
-	if pg {
-		return "metadata->>'entity_key'"
-	}
-	return "json_extract(metadata, '$.entity_key')"
-}
 
 // Migrations returns remstore's versioned migrations, each with a down step.
 func Migrations() *migrate.Migrations {
@@ -168,32 +160,37 @@ func Migrations() *migrate.Migrations {
 		func(bool) []string {
 			return []string{`DROP INDEX IF EXISTS remstore_messages_compaction`, `DROP INDEX IF EXISTS remstore_messages_unkeyed`}
 		})
+	// 5 replaces the store function with StoreBatchFunction, which also
+	// takes caller ids, checks the session's tenant and writes lifecycle
+	// messages: every PostgreSQL store goes through it.
+	add("20260101000005", "store_batch_function",
+		func(pg bool) []string {
+			if pg {
+				return []string{`DROP FUNCTION IF EXISTS remstore_store_messages(uuid, bigint, text, text, text, timestamptz, jsonb)`, storeBatchDDL}
+			}
+			return nil
+		},
+		func(pg bool) []string {
+			if pg {
+				return []string{`DROP FUNCTION IF EXISTS `+StoreBatchFunction+`(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)`, storeFunctionDDL}
+			}
+			return nil
+		})
 	return ms
 }
-
-// compactionPred and unkeyedPred select compaction summaries and rows without
-// a stored key (the peer's). Queries must use exactly these predicates for
-// the partial indexes below to serve them.
-func compactionPred(pg bool) string {
-	if pg {
-		return "(metadata->>'compaction') = 'true'"
-	}
-	return "json_extract(metadata, '$.compaction') = 1"
-}
-
-func unkeyedPred(pg bool) string { return "(" + entityKeyExpr(pg) + ") IS NULL" }
 
 // partialIndexDDL indexes the rare rows a streaming load must know about
 // before it starts, so finding them is a probe, not a pass over every row's
 // metadata; both are empty for a session only remstore wrote.
 func partialIndexDDL(pg bool) []string {
 	return []string{
-		`CREATE INDEX IF NOT EXISTS remstore_messages_compaction ON messages (session_id, created_at, id) WHERE ` + compactionPred(pg),
-		`CREATE INDEX IF NOT EXISTS remstore_messages_unkeyed ON messages (session_id) WHERE ` + unkeyedPred(pg),
+		`CREATE INDEX IF NOT EXISTS remstore_messages_compaction ON messages (session_id, created_at, id) WHERE ` + SQLFor(pg).Compaction,
+		`CREATE INDEX IF NOT EXISTS remstore_messages_unkeyed ON messages (session_id) WHERE ` + SQLFor(pg).Unkeyed,
 	}
 }
 
-// storeFunctionDDL is the PostgreSQL fast path of a store: one statement,
+// storeFunctionDDL is migration 3's store function, kept so that rolling
+// back migration 5 restores it. The PostgreSQL fast path of a store: one statement,
 // so one round trip and one (implicit) transaction. Inside a PL/pgSQL
 // function each statement takes a new snapshot, so the position is read after
 // the session's advisory lock is held, exactly as the transactional path does.
@@ -258,4 +255,109 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// StoreBatchFunction is the PostgreSQL write of a store call (see
+// storeBatchDDL); the session store calls it with one statement.
+const StoreBatchFunction = "remstore_store_batch"
+
+// storeBatchDDL writes one store call in one statement, so one round trip and
+// one (implicit) transaction, or inside the caller's transaction. Inside a
+// PL/pgSQL function each statement takes a new snapshot, so the position is
+// read after the session's advisory lock is held.
+//
+// It returns one row: status is the session's status, or 'not_found' when the
+// session belongs to another tenant, or 'id_taken' when a caller id is used
+// by a message of another session or tenant (nothing is written then);
+// first_index is the index of the first message written; existing lists the
+// rows whose caller id this session already holds ({o, key}: a retry, not
+// written again). p_rows is a JSON array of {id, role, content, tool_calls,
+// metadata, trace_id, span_id}; p_check says whether any id came from the
+// caller; p_allow_inactive lets lifecycle messages into a closed session.
+const storeBatchDDL = `CREATE OR REPLACE FUNCTION ` + StoreBatchFunction + `(
+	p_session uuid, p_lock bigint, p_name text, p_user text, p_tenant text, p_now timestamptz, p_rows jsonb,
+	p_check boolean, p_allow_inactive boolean)
+RETURNS TABLE (status text, first_index bigint, existing jsonb)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+	v_tenant text;
+	v_status text;
+	v_existing jsonb;
+	v_n bigint;
+	v_last timestamptz;
+	v_base timestamptz;
+BEGIN
+	PERFORM pg_advisory_xact_lock(p_lock);
+	INSERT INTO sessions (id, name, status, user_id, tenant_id, metadata, graph_edges, tags, created_at, updated_at)
+	VALUES (p_session, p_name, 'active', p_user, p_tenant, '{}', '[]', '{}', p_now, p_now)
+	ON CONFLICT (id) DO NOTHING;
+	SELECT s.tenant_id, COALESCE(s.status, 'active') INTO v_tenant, v_status FROM sessions s WHERE s.id = p_session;
+	IF v_tenant IS DISTINCT FROM p_tenant THEN
+		RETURN QUERY SELECT 'not_found'::text, NULL::bigint, NULL::jsonb;
+		RETURN;
+	END IF;
+	IF v_status <> 'active' AND NOT p_allow_inactive THEN
+		RETURN QUERY SELECT v_status, NULL::bigint, NULL::jsonb;
+		RETURN;
+	END IF;
+	IF p_check THEN
+		SELECT jsonb_agg(jsonb_build_object('o', r.o, 'key', m.metadata->>'entity_key',
+			'mine', m.session_id = p_session AND m.tenant_id IS NOT DISTINCT FROM p_tenant) ORDER BY r.o)
+		INTO v_existing
+		FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS r(v, o)
+		JOIN messages m ON m.id = (r.v->>'id')::uuid;
+		IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_existing) e WHERE NOT (e->>'mine')::boolean) THEN
+			RETURN QUERY SELECT 'id_taken'::text, NULL::bigint, v_existing;
+			RETURN;
+		END IF;
+	END IF;
+	UPDATE sessions s SET updated_at = GREATEST(s.updated_at, p_now), deleted_at = NULL WHERE s.id = p_session;
+	SELECT count(*) FILTER (WHERE m.tenant_id = p_tenant), max(m.created_at) INTO v_n, v_last
+	FROM messages m WHERE m.session_id = p_session;
+	v_base := p_now;
+	IF v_last IS NOT NULL AND v_base <= v_last THEN
+		v_base := v_last + interval '1 microsecond';
+	END IF;
+	INSERT INTO messages (id, session_id, role, content, tool_calls, graph_edges, metadata, tags, trace_id, span_id,
+	                      user_id, tenant_id, created_at, updated_at)
+	SELECT (r.v->>'id')::uuid, p_session, r.v->>'role', r.v->>'content', r.v->'tool_calls', '[]',
+	       (r.v->'metadata') || jsonb_build_object('message_index', v_n + r.k - 1,
+	                                               'entity_key', 'session-' || p_session || '-msg-' || (v_n + r.k - 1)),
+	       '{}', r.v->>'trace_id', r.v->>'span_id', p_user, p_tenant,
+	       v_base + (r.k - 1) * interval '1 microsecond', v_base + (r.k - 1) * interval '1 microsecond'
+	FROM (SELECT x.v, row_number() OVER (ORDER BY x.o) AS k
+	      FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(v, o)
+	      WHERE v_existing IS NULL
+	         OR NOT EXISTS (SELECT 1 FROM jsonb_array_elements(v_existing) e WHERE (e->>'o')::bigint = x.o)) r;
+	RETURN QUERY SELECT v_status, v_n, v_existing;
+END
+$fn$`
+
+// MigrationState is one migration and whether the database has it.
+type MigrationState struct {
+	Name    string `json:"name"`
+	Comment string `json:"comment"`
+	Applied bool   `json:"applied"`
+}
+
+// MigrationStatus lists remstore's migrations and which are applied, without
+// creating anything: on a database remstore never migrated, all are pending.
+func MigrationStatus(ctx context.Context, db *bun.DB) ([]MigrationState, error) {
+	applied := map[string]bool{}
+	if ok, err := tableExists(ctx, db, MigrationsTable); err != nil {
+		return nil, err
+	} else if ok {
+		ms, err := NewMigrator(db).MigrationsWithStatus(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migration status: %w", err)
+		}
+		for _, m := range ms {
+			applied[m.Name] = m.IsApplied()
+		}
+	}
+	var out []MigrationState
+	for _, m := range Migrations().Sorted() {
+		out = append(out, MigrationState{Name: m.Name, Comment: m.Comment, Applied: applied[m.Name]})
+	}
+	return out, nil
 }

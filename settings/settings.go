@@ -27,6 +27,7 @@ const (
 	KeyLogLevel         = "REMSTORE_LOG_LEVEL"          // debug, info, warn, error
 	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"    // PostgreSQL connect timeout (Go duration)
 	KeyStatementTimeout = "REMSTORE_STATEMENT_TIMEOUT"  // PostgreSQL statement_timeout (Go duration, 0 = none)
+	KeyAPIKeys          = "REMSTORE_API_KEYS"           // serve: comma-separated bearer keys, "key=user" binds one
 )
 
 // Defaults.
@@ -34,6 +35,7 @@ const (
 	DefaultUserID         = "anonymous" // what the peer's API uses without a user
 	DefaultTruncateLength = 200
 	DefaultLogLevel       = "warn"
+	MaxTruncateLength     = 1_000_000 // compressor.MaxTruncateLength
 )
 
 // Config is every setting remstore reads, resolved.
@@ -59,6 +61,9 @@ type Config struct {
 	// StatementTimeout is PostgreSQL's statement_timeout for remstore's
 	// connections. Default 0: none.
 	StatementTimeout time.Duration
+	// APIKeys is REMSTORE_API_KEYS as given (serve parses it). Secret:
+	// `remstore env` masks it.
+	APIKeys string
 
 	// Sources says where each value came from: "flag", "env", ".env
 	// (<path>)" or "default", keyed by setting name.
@@ -68,12 +73,31 @@ type Config struct {
 	Warnings []string
 	// DotEnvPath is the .env file that was read, if any.
 	DotEnvPath string
+
+	flagNames map[string]string
+}
+
+// Origin names where a setting came from the way the user wrote it: the flag
+// ("--db") when it came from the command line, else the variable and its
+// layer ("REMSTORE_DB (from env)"). Error messages use it.
+func (c Config) Origin(key string) string {
+	if c.Sources[key] == "flag" {
+		if n := c.flagNames[key]; n != "" {
+			return n
+		}
+	}
+	src := c.Sources[key]
+	if src == "" {
+		src = "default"
+	}
+	return fmt.Sprintf("%s (from %s)", key, src)
 }
 
 // Options controls Load. The zero value reads the process environment and
 // looks for .env from the working directory.
 type Options struct {
 	Flags    map[string]string           // values given on the command line, by setting name
+	FlagName map[string]string           // the flag each setting name was given as ("--db"), for Origin
 	Dir      string                      // where to start looking for .env; "" = working directory
 	Getenv   func(string) (string, bool) // nil = os.LookupEnv
 	NoDotEnv bool                        // skip .env discovery
@@ -86,7 +110,7 @@ func Load(opts Options) (Config, error) {
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
-	cfg := Config{Sources: map[string]string{}}
+	cfg := Config{Sources: map[string]string{}, flagNames: opts.FlagName}
 	var dotenv map[string]string
 	if !opts.NoDotEnv {
 		path := FindDotEnv(opts.Dir)
@@ -143,6 +167,7 @@ func Load(opts Options) (Config, error) {
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s=%q is not an integer", KeyTruncateLength, tl))
 	}
 	cfg.TruncateLength = n
+	cfg.APIKeys = str(KeyAPIKeys, "")
 	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
 	cfg.AuditDir = str(KeyAuditDir, os.TempDir())
 	cfg.LogLevel = strings.ToLower(str(KeyLogLevel, DefaultLogLevel))
@@ -164,25 +189,25 @@ func Load(opts Options) (Config, error) {
 // Validate checks every value and returns one error naming each bad setting.
 func (c Config) Validate() error {
 	var errs []error
-	if c.TruncateLength < 1 {
-		errs = append(errs, fmt.Errorf("%s: must be an integer >= 1", KeyTruncateLength))
+	if c.TruncateLength < 1 || c.TruncateLength > MaxTruncateLength {
+		errs = append(errs, fmt.Errorf("%s: must be an integer from 1 to %d", c.Origin(KeyTruncateLength), MaxTruncateLength))
 	}
 	if err := ValidateDatabaseURL(c.DatabaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("%s (from %s): %w", KeyDB, c.Sources[KeyDB], err))
+		errs = append(errs, fmt.Errorf("%s: %w", c.Origin(KeyDB), err))
 	}
 	if strings.TrimSpace(c.UserID) == "" {
-		errs = append(errs, fmt.Errorf("%s: must not be empty", KeyUserID))
+		errs = append(errs, fmt.Errorf("%s: must not be empty", c.Origin(KeyUserID)))
 	}
 	if c.ConnectTimeout < 0 {
-		errs = append(errs, fmt.Errorf("%s: must be a duration like 5s", KeyConnectTimeout))
+		errs = append(errs, fmt.Errorf("%s: must be a duration like 5s", c.Origin(KeyConnectTimeout)))
 	}
 	if c.StatementTimeout < 0 {
-		errs = append(errs, fmt.Errorf("%s: must be a duration like 30s (0 for none)", KeyStatementTimeout))
+		errs = append(errs, fmt.Errorf("%s: must be a duration like 30s (0 for none)", c.Origin(KeyStatementTimeout)))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		errs = append(errs, fmt.Errorf("%s: %q is not one of debug, info, warn, error", KeyLogLevel, c.LogLevel))
+		errs = append(errs, fmt.Errorf("%s: %q is not one of debug, info, warn, error", c.Origin(KeyLogLevel), c.LogLevel))
 	}
 	return errors.Join(errs...)
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/remstore/remstore/internal/cli"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 type badCase struct {
@@ -67,7 +67,7 @@ func generated() []badCase {
 	big := func(n int) []byte { return []byte(`[{"role":"assistant","content":"` + strings.Repeat("x", n) + `"}]`) }
 	return []badCase{
 		{File: "50MB message", Expect: "accept", Note: "under the 64 MiB per-message cap; HTTP's 32 MiB body cap answers 413", data: big(50 << 20)},
-		{File: "64 MiB + 1 message", Expect: "reject", Field: "content", data: big(repository.MaxContentBytes + 1)},
+		{File: "64 MiB + 1 message", Expect: "reject", Field: "content", data: big(sessionstore.MaxContentBytes + 1)},
 		{File: "100k messages", Expect: "accept", Note: "the per-call cap is 100,000", data: many(100_000)},
 		{File: "100,001 messages", Expect: "reject", Field: "messages", data: many(100_001)},
 	}
@@ -75,8 +75,8 @@ func generated() []badCase {
 
 func count(t *testing.T, db *bun.DB, key string) int {
 	t.Helper()
-	sid, _ := repository.SessionUUID(key)
-	n, err := db.NewSelect().Table("messages").Where("session_id = ?", sid).Count(context.Background())
+	// By the session's name, whatever user the key was mapped for.
+	n, err := db.NewSelect().Table("messages").Where("session_id IN (SELECT id FROM sessions WHERE name = ?)", key).Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func count(t *testing.T, db *bun.DB, key string) int {
 func TestLibrary(t *testing.T) {
 	t.Parallel()
 	db := dbtest.NewPostgres(t)
-	st, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A"})
+	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "A"})
 	for i, c := range corpus(t) {
 		key := fmt.Sprintf("lib-%d", i)
 		msgs, err := models.DecodeHistory(c.data)
@@ -109,7 +109,7 @@ func TestLibrary(t *testing.T) {
 		}
 	}
 	// SQL in every string stayed data: the tables are there and the text verbatim.
-	h, err := st.Load(context.Background(), fmt.Sprintf("lib-%d", indexOf(t, "sql_injection_strings.json")), repository.LoadOptions{})
+	h, err := st.Load(context.Background(), fmt.Sprintf("lib-%d", indexOf(t, "sql_injection_strings.json")), sessionstore.LoadOptions{})
 	if err != nil || len(h) != 1 || h[0].Content != "Robert'); DROP TABLE sessions;--" || string(h[0].Role) != "user'; DROP TABLE messages; --" {
 		t.Fatalf("injection strings not stored verbatim: %+v %v", h, err)
 	}
@@ -202,18 +202,18 @@ func TestInjectionInIDs(t *testing.T) {
 			db := d.New(t)
 			ctx := context.Background()
 			for _, e := range evil {
-				st, err := repository.NewStore(db, repository.StoreOptions{UserID: e})
+				st, err := sessionstore.New(db, sessionstore.Options{UserID: e})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if _, err := st.StoreMessages(ctx, e, []models.HistoryMessage{{Role: "user", Content: e}}, e); err != nil {
 					t.Fatalf("%q: %v", e, err)
 				}
-				h, err := st.Load(ctx, e, repository.LoadOptions{})
+				h, err := st.Load(ctx, e, sessionstore.LoadOptions{})
 				if err != nil || len(h) != 1 || h[0].Content != e {
 					t.Fatalf("%q: %+v %v", e, h, err)
 				}
-				info, _, err := st.GetSession(ctx, e, repository.LoadOptions{})
+				info, _, err := st.GetSession(ctx, e, sessionstore.LoadOptions{})
 				if err != nil || info.Name != e || info.TenantID != e || info.UserID != e {
 					t.Fatalf("%q: session %+v %v", e, info, err)
 				}

@@ -19,6 +19,8 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/transfer"
 )
 
 // Op is one timed operation.
@@ -38,7 +40,7 @@ type Workload struct {
 type Env struct {
 	DB    *bun.DB
 	Conn  *pgx.Conn // PostgreSQL only: the floor's native connection
-	Store *repository.Store
+	Store *sessionstore.Store
 	close func()
 }
 
@@ -81,7 +83,7 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 		e.Close()
 		return nil, err
 	}
-	e.Store, err = repository.NewStore(e.DB, repository.StoreOptions{UserID: "bench"})
+	e.Store, err = sessionstore.New(e.DB, sessionstore.Options{UserID: "bench"})
 	return e, err
 }
 
@@ -177,10 +179,10 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		if err := e.fill(ctx, key, n); err != nil {
 			return nil, err
 		}
-		sid, _ := repository.SessionUUID(key)
+		sid, _ := e.Store.SessionUUID(key)
 		w := Workload{Name: fmt.Sprintf("load+compress %d", n), Rows: n, Size: n,
 			Run: func(ctx context.Context) error {
-				h, err := e.Store.Load(ctx, key, repository.LoadOptions{})
+				h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{})
 				if err == nil && len(h) != n {
 					err = fmt.Errorf("loaded %d of %d", len(h), n)
 				}
@@ -194,7 +196,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 	// load + convert 1k
 	out = append(out, Workload{Name: "load+compress+convert 1000", Rows: 1000, Size: 1000,
 		Run: func(ctx context.Context) error {
-			h, err := e.Store.Load(ctx, "load-1000", repository.LoadOptions{})
+			h, err := e.Store.Load(ctx, "load-1000", sessionstore.LoadOptions{})
 			if err != nil {
 				return err
 			}
@@ -232,14 +234,14 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 	if err := e.fill(ctx, "import-src", sz.Import); err != nil {
 		return nil, err
 	}
-	if _, err := repository.Export(ctx, e.DB, &export, repository.ExportOptions{SessionID: "import-src"}); err != nil {
+	if _, err := transfer.Export(ctx, e.DB, &export, transfer.ExportOptions{SessionID: "import-src", TenantID: "bench"}); err != nil {
 		return nil, err
 	}
 	data := export.Bytes()
 	out = append(out, Workload{Name: fmt.Sprintf("import %d", sz.Import), Rows: sz.Import, Size: sz.Import,
 		Run: func(ctx context.Context) error {
 			// re-import under fresh ids so every run writes every row
-			_, err := repository.Import(ctx, e.DB, bytes.NewReader(reID(data)), repository.ImportOptions{BatchSize: 5000})
+			_, err := transfer.Import(ctx, e.DB, bytes.NewReader(reID(data)), transfer.ImportOptions{BatchSize: 5000})
 			return err
 		}})
 	if pg {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -98,7 +99,7 @@ func classify(err error) int {
 		return ExitNotFound
 	case errors.Is(err, repository.ErrUnavailable):
 		return ExitUnavailable
-	case errors.Is(err, repository.ErrSessionNotActive), errors.Is(err, repository.ErrInvalidTransition):
+	case errors.Is(err, sessionstore.ErrSessionNotActive), errors.Is(err, sessionstore.ErrInvalidTransition):
 		return ExitUsage
 	}
 	if _, ok := models.AsFieldError(err); ok {
@@ -167,10 +168,10 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 }
 
 func (e *env) loadSettings(cmd *cobra.Command, o Options) error {
-	flags := map[string]string{}
+	flags, names := map[string]string{}, map[string]string{}
 	set := func(name, key, val string) {
 		if cmd.Flags().Changed(name) {
-			flags[key] = val
+			flags[key], names[key] = val, "--"+name
 		}
 	}
 	set("db", settings.KeyDB, e.db)
@@ -179,7 +180,7 @@ func (e *env) loadSettings(cmd *cobra.Command, o Options) error {
 	set("log-level", settings.KeyLogLevel, e.logLevel)
 	e.changed = map[string]bool{}
 	cmd.Flags().Visit(func(f *pflag.Flag) { e.changed[f.Name] = true })
-	cfg, err := settings.Load(settings.Options{Flags: flags, Getenv: o.Getenv, Dir: o.Dir})
+	cfg, err := settings.Load(settings.Options{Flags: flags, FlagName: names, Getenv: o.Getenv, Dir: o.Dir})
 	if err != nil {
 		return usageErr("%v", err)
 	}

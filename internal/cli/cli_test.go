@@ -106,8 +106,12 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"compress", "--session-id", "s"}, "[{\"role\":\"user\",\"content\":\"\xff\"}]", 2, `field "content": invalid UTF-8`},
 		{[]string{"compress"}, `[]`, 2, "session-id"},
 		{[]string{"nope"}, ``, 2, "unknown command"},
-		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "REMSTORE_DB (from flag): storage unavailable"},
-		{[]string{"--db", "mysql://x", "load", "--session-id", "s"}, ``, 2, "REMSTORE_DB"},
+		// The flag the user typed is named, and the driver's reason survives.
+		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "connection refused"},
+		{[]string{"--db", "postgres://u:secret@127.0.0.1:1/x?connect_timeout=2", "load", "--session-id", "s"}, ``, 3, "--db: storage unavailable"},
+		{[]string{"--db", "mysql://x", "load", "--session-id", "s"}, ``, 2, "--db: unsupported database scheme"},
+		{[]string{"--truncate-length", "-5", "load", "--session-id", "s"}, ``, 2, "--truncate-length: must be"},
+		{[]string{"--truncate-length", "4611686018427387904", "load", "--session-id", "s"}, ``, 2, "--truncate-length: must be"},
 	}
 	for _, tc := range cases {
 		r := run(t, env, tc.stdin, tc.args...)

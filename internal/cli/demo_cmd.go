@@ -11,7 +11,7 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -33,11 +33,11 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 			if err != nil {
 				return err
 			}
-			s, err := e.openStore()
+			s, db, err := e.openStore(writes)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
+			defer db.Close()
 			if !s.Enabled() {
 				return usageErr("%s is not true: storage is off, nothing to show", settings.KeyPostgresEnabled)
 			}
@@ -52,7 +52,7 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 			fmt.Fprintf(w, "session uuid %s; keys %s ... %s\n", res.SessionID, res.Keys[0], res.Keys[len(res.Keys)-1])
 
 			step(2, "load the history for the next turn (long assistant answers cut)")
-			hist, err := s.Load(e.ctx, session, repository.LoadOptions{})
+			hist, err := s.Load(e.ctx, session, sessionstore.LoadOptions{})
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func newEnvCmd(e *env) *cobra.Command {
 				{settings.KeyPostgresEnabled, strconv.FormatBool(c.StorageEnabled), c.Sources[settings.KeyPostgresEnabled]},
 				{settings.KeyUserID, c.UserID, c.Sources[settings.KeyUserID]},
 				{settings.KeyTruncateLength, strconv.Itoa(c.TruncateLength), c.Sources[settings.KeyTruncateLength]},
+				{settings.KeyAPIKeys, maskKeys(c.APIKeys), c.Sources[settings.KeyAPIKeys]},
 				{settings.KeyAuditSession, strconv.FormatBool(c.AuditEnabled), c.Sources[settings.KeyAuditSession]},
 				{settings.KeyAuditDir, c.AuditDir, c.Sources[settings.KeyAuditDir]},
 				{settings.KeyLogLevel, c.LogLevel, c.Sources[settings.KeyLogLevel]},
@@ -47,4 +49,18 @@ func newEnvCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// maskKeys shows how many API keys are set and the users they bind, never a key.
+func maskKeys(raw string) string {
+	if strings.TrimSpace(raw) == "" {
+		return ""
+	}
+	n := 0
+	for _, k := range strings.Split(raw, ",") {
+		if strings.TrimSpace(k) != "" {
+			n++
+		}
+	}
+	return fmt.Sprintf("(%d keys, masked)", n)
 }

@@ -15,15 +15,9 @@ import (
 
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/mcpserver"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
 )
-
-func (e *env) lookupEnv(k string) (string, bool) {
-	if e.getenv != nil {
-		return e.getenv(k)
-	}
-	return os.LookupEnv(k)
-}
 
 func newServeCmd(e *env) *cobra.Command {
 	var o struct {
@@ -54,7 +48,7 @@ flight before exiting.`,
 				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
 			}
 			var keys []httpapi.APIKey
-			raw, _ := e.lookupEnv("REMSTORE_API_KEYS")
+			raw := e.cfg.APIKeys
 			if o.keysFile != "" {
 				b, err := os.ReadFile(o.keysFile)
 				if err != nil {
@@ -63,18 +57,18 @@ flight before exiting.`,
 				raw += "," + string(b)
 			}
 			if keys, err = httpapi.ParseAPIKeys(raw); err != nil {
-				return usageErr("REMSTORE_API_KEYS: %v", err)
+				return usageErr("%s: %v", settings.KeyAPIKeys, err)
 			}
 			if len(keys) == 0 && !o.insecure {
 				return usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
 			}
-			s, err := e.openStore()
+			db, err := e.openDB(writes)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
-			api, err := httpapi.New(httpapi.Options{DB: s.DB(), TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
-				APIKeys: keys, Insecure: o.insecure, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log})
+			defer db.Close()
+			api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
+				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log})
 			if err != nil {
 				return err
 			}
@@ -129,12 +123,12 @@ is --user-id (or REMSTORE_USER_ID).`,
 		Example: "  remstore mcp --user-id alice --db postgres://localhost/app",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := e.openStore()
+			s, db, err := e.openStore(readOnly)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
-			var st repository.SessionStore = s
+			defer db.Close()
+			var st *sessionstore.Store = s
 			t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}}
 			err = mcpserver.New(st, Version).Run(e.ctx, t)
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 func newSessionsCmd(e *env) *cobra.Command {
@@ -17,17 +17,17 @@ func newSessionsCmd(e *env) *cobra.Command {
 		Use:   "sessions",
 		Short: "List, inspect and manage sessions: lifecycle, settings, fork, compaction, expiry",
 	}
-	withStore := func(fn func(s *repository.Store, args []string) error) func(*cobra.Command, []string) error {
+	withStore := func(write bool, fn func(s *sessionstore.Store, args []string) error) func(*cobra.Command, []string) error {
 		return func(_ *cobra.Command, args []string) error {
-			s, err := e.openStore()
+			s, db, err := e.openStore(write)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
+			defer db.Close()
 			return fn(s, args)
 		}
 	}
-	printInfo := func(in repository.SessionInfo) error {
+	printInfo := func(in sessionstore.SessionInfo) error {
 		if e.jsonOut {
 			return writeJSON(e, in)
 		}
@@ -35,14 +35,14 @@ func newSessionsCmd(e *env) *cobra.Command {
 		return nil
 	}
 
-	var lo repository.ListOptions
+	var lo sessionstore.ListOptions
 	var statuses string
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the tenant's sessions, newest first (never loads messages)",
 		Example: "  remstore sessions list --status active,error --limit 50\n  remstore sessions list --cursor <next_cursor> --json",
 		Args:    cobra.NoArgs,
-		RunE: withStore(func(s *repository.Store, _ []string) error {
+		RunE: withStore(readOnly, func(s *sessionstore.Store, _ []string) error {
 			if statuses != "" {
 				lo.Statuses = strings.Split(statuses, ",")
 			}
@@ -68,7 +68,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 	lf.StringVar(&statuses, "status", "", "statuses, comma-separated (active,completed,cancelled,error)")
 	lf.StringVar(&lo.AgentName, "agent", "", "only sessions of this agent")
 	lf.StringVar(&lo.UserID, "owner", "", "only sessions created for this user id")
-	lf.IntVar(&lo.Limit, "limit", repository.DefaultListLimit, "page size (max 500)")
+	lf.IntVar(&lo.Limit, "limit", sessionstore.DefaultListLimit, "page size (max 500)")
 	lf.StringVar(&lo.Cursor, "cursor", "", "next_cursor of the previous page")
 	lf.TimeVar(&lo.CreatedAfter, "created-after", time.Time{}, []string{time.RFC3339}, "created after (RFC 3339)")
 	lf.TimeVar(&lo.CreatedBefore, "created-before", time.Time{}, []string{time.RFC3339}, "created before (RFC 3339)")
@@ -81,14 +81,14 @@ func newSessionsCmd(e *env) *cobra.Command {
 		Short:   "Print a session and its messages as JSON",
 		Example: "  remstore sessions get chat-1 --no-compress",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
-			in, h, err := s.GetSession(e.ctx, args[0], repository.LoadOptions{NoCompress: noCompress})
+		RunE: withStore(readOnly, func(s *sessionstore.Store, args []string) error {
+			in, h, err := s.GetSession(e.ctx, args[0], sessionstore.LoadOptions{NoCompress: noCompress})
 			if err != nil {
 				return err
 			}
 			return writeJSON(e, struct {
-				Session  repository.SessionInfo  `json:"session"`
-				Messages []models.HistoryMessage `json:"messages"`
+				Session  sessionstore.SessionInfo `json:"session"`
+				Messages []models.HistoryMessage  `json:"messages"`
 			}{in, h})
 		}),
 	}
@@ -102,7 +102,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 A session that is not active rejects new messages.`,
 		Example: "  remstore sessions status chat-1 cancelled --reason 'user pressed stop'",
 		Args:    cobra.ExactArgs(2),
-		RunE: withStore(func(s *repository.Store, args []string) error {
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			in, err := s.SetStatus(e.ctx, args[0], args[1], reason)
 			if err != nil {
 				return err
@@ -119,8 +119,8 @@ A session that is not active rejects new messages.`,
 		Short:   "Rename, assign an agent, or change settings (--set key=JSON-or-text, --set key= to remove)",
 		Example: "  remstore sessions update chat-1 --agent planner --set model=gpt-4o --set thinking_level=high --set temperature=0.2",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
-			var u repository.SessionUpdate
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
+			var u sessionstore.SessionUpdate
 			if cmdChanged(e, "name") {
 				u.Name = &name
 			}
@@ -165,19 +165,19 @@ A session that is not active rejects new messages.`,
 		Short:   "Soft-delete a session (like the peer), or --purge every row of it",
 		Example: "  remstore sessions delete chat-1\n  remstore sessions delete chat-1 --purge",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			return s.DeleteSession(e.ctx, args[0], purge)
 		}),
 	}
 	del.Flags().BoolVar(&purge, "purge", false, "delete the tenant's messages and the session row for good")
 
-	var eo repository.ExpireOptions
+	var eo sessionstore.ExpireOptions
 	expire := &cobra.Command{
 		Use:     "expire --idle 30m",
 		Short:   "Complete (or --purge) active sessions idle longer than --idle",
 		Example: "  remstore sessions expire --idle 30m --dry-run\n  remstore sessions expire --idle 24h --purge",
 		Args:    cobra.NoArgs,
-		RunE: withStore(func(s *repository.Store, _ []string) error {
+		RunE: withStore(writes, func(s *sessionstore.Store, _ []string) error {
 			got, err := s.Expire(e.ctx, eo)
 			if err != nil {
 				return err
@@ -198,13 +198,13 @@ A session that is not active rejects new messages.`,
 	ef.BoolVar(&eo.Purge, "purge", false, "delete instead of marking completed")
 	ef.BoolVar(&eo.DryRun, "dry-run", false, "only list what would expire")
 
-	var fo repository.ForkOptions
+	var fo sessionstore.ForkOptions
 	fork := &cobra.Command{
 		Use:     "fork SESSION",
 		Short:   "Copy a session (up to message n) into a new session with fresh keys",
 		Example: "  remstore sessions fork chat-1 --up-to 6 --new-session-id chat-1-branch",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			in, err := s.Fork(e.ctx, args[0], fo)
 			if err != nil {
 				return err
@@ -215,7 +215,7 @@ A session that is not active rejects new messages.`,
 	fork.Flags().IntVar(&fo.UpTo, "up-to", 0, "copy the first n messages (0 = all)")
 	fork.Flags().StringVar(&fo.NewSessionKey, "new-session-id", "", "id of the new session (default: a new UUID)")
 
-	var co repository.CompactOptions
+	var co sessionstore.CompactOptions
 	compact := &cobra.Command{
 		Use:   "compact SESSION",
 		Short: "Append a summary of all but the last --keep-last messages (originals stay recoverable)",
@@ -226,8 +226,8 @@ earlier message stays in the table and recoverable by its REM LOOKUP key. A
 tool call is never separated from its results.`,
 		Example: "  remstore sessions compact chat-1 --keep-last 6",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
-			m, err := s.Compact(e.ctx, args[0], repository.DeterministicSummary, co)
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
+			m, err := s.Compact(e.ctx, args[0], sessionstore.DeterministicSummary, co)
 			if err != nil {
 				return err
 			}
@@ -242,7 +242,7 @@ tool call is never separated from its results.`,
 		Short:   "Sum the token usage stored with the session's messages",
 		Example: "  remstore sessions usage chat-1",
 		Args:    cobra.ExactArgs(1),
-		RunE: withStore(func(s *repository.Store, args []string) error {
+		RunE: withStore(readOnly, func(s *sessionstore.Store, args []string) error {
 			u, err := s.SessionUsage(e.ctx, args[0])
 			if err != nil {
 				return err

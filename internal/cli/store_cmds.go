@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
 
 	"github.com/spf13/cobra"
 
@@ -13,28 +14,58 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
-// openStore opens and migrates the configured database and binds a store to
-// the configured user id. The caller closes the returned store's DB.
-func (e *env) openStore() (*repository.Store, error) {
-	db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, e.pgConfig)
+// Access modes of openDB: a command that only reads never migrates and never
+// creates a file or a table (DESIGN §14); one that writes migrates first.
+const (
+	readOnly = false
+	writes   = true
+)
+
+// openDB opens the configured database. With writes it creates the default
+// SQLite file (and only the default's directory) and migrates; read-only it
+// checks that remstore's tables exist and says what to run when they do not.
+// The caller closes it.
+func (e *env) openDB(write bool) (*bun.DB, error) {
+	isDefault := e.cfg.Sources[settings.KeyDB] == "default"
+	db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, repository.Options{
+		Configure: e.pgConfig, ReadOnly: !write, CreateDir: isDefault})
 	if err != nil {
-		return nil, fmt.Errorf("%s (from %s): %w", settings.KeyDB, e.cfg.Sources[settings.KeyDB], err)
+		return nil, fmt.Errorf("%s: %w", e.cfg.Origin(settings.KeyDB), err)
 	}
-	if err := repository.Migrate(e.ctx, db); err != nil {
+	if write {
+		err = repository.Migrate(e.ctx, db)
+		if err != nil {
+			err = fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
+		}
+	} else {
+		err = repository.CheckMigrated(e.ctx, db)
+	}
+	if err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
+		return nil, err
 	}
-	s, err := repository.NewStore(db, repository.StoreOptions{
+	return db, nil
+}
+
+// openStore opens the database (see openDB) and binds a store to the
+// configured user id. The caller closes the returned DB.
+func (e *env) openStore(write bool) (*sessionstore.Store, *bun.DB, error) {
+	db, err := e.openDB(write)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := sessionstore.New(db, sessionstore.Options{
 		UserID: e.cfg.UserID, TruncateLength: e.cfg.TruncateLength, Disabled: !e.cfg.StorageEnabled,
 	})
 	if err != nil {
 		_ = db.Close()
-		return nil, usageErr("%v", err)
+		return nil, nil, usageErr("%v", err)
 	}
-	return s, nil
+	return s, db, nil
 }
 
 // pgConfig applies the timeout settings to a PostgreSQL connection.
@@ -67,11 +98,11 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 			if err != nil {
 				return err
 			}
-			s, err := e.openStore()
+			s, db, err := e.openStore(writes)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
+			defer db.Close()
 			res, err := s.StoreMessages(e.ctx, sessionID, msgs, "")
 			if err != nil {
 				return err
@@ -113,12 +144,12 @@ audit file (--agent-name and --prompt name the call).`,
 			if o.format != "dicts" && o.format != "pydantic-ai" {
 				return usageErr("--format: %q is not dicts or pydantic-ai", o.format)
 			}
-			s, err := e.openStore()
+			s, db, err := e.openStore(readOnly)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
-			lo := repository.LoadOptions{NoCompress: o.noCompress}
+			defer db.Close()
+			lo := sessionstore.LoadOptions{NoCompress: o.noCompress}
 			if o.format == "dicts" { // streamed: memory stays flat however long the session
 				enc := models.NewHistoryEncoder(e.stdout)
 				if err := s.LoadEach(e.ctx, o.sessionID, lo, enc.Encode); err != nil {
@@ -159,11 +190,11 @@ messages are searched. Exit 1 when nothing is found.`,
 		Example: "  remstore lookup --user-id alice 'REM LOOKUP session-3f2a...-msg-4'",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := e.openStore()
+			s, db, err := e.openStore(readOnly)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
+			defer db.Close()
 			full, err := s.Lookup(e.ctx, args[0])
 			if err != nil {
 				if fe, ok := models.AsFieldError(err); ok {

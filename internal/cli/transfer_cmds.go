@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/uptrace/bun"
 	"golang.org/x/term"
 
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/settings"
+	"github.com/remstore/remstore/transfer"
 )
 
 func newExportCmd(e *env) *cobra.Command {
@@ -26,13 +30,13 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all == (sessionID != "") {
-				return usageErr("give exactly one of --session-id and --all")
+				return usageErr("give --session-id ID or --all (--all-tenants widens --all to every tenant)")
 			}
-			s, err := e.openStore()
+			db, err := e.openDB(readOnly)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
+			defer db.Close()
 			w := e.stdout
 			if out != "" && out != "-" {
 				f, err := os.Create(out)
@@ -42,11 +46,11 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 				defer f.Close()
 				w = f
 			}
-			o := repository.ExportOptions{SessionID: sessionID, TenantID: e.cfg.UserID}
+			o := transfer.ExportOptions{SessionID: sessionID, TenantID: e.cfg.UserID}
 			if allTenants {
 				o.TenantID = ""
 			}
-			n, err := repository.Export(e.ctx, s.DB(), w, o)
+			n, err := transfer.Export(e.ctx, db, w, o)
 			if err != nil {
 				return err
 			}
@@ -87,18 +91,18 @@ once. A progress bar shows on a terminal.`,
 				}
 				r = f
 			}
-			s, err := e.openStore()
+			db, err := e.openDB(writes)
 			if err != nil {
 				return err
 			}
-			defer s.DB().Close()
-			o := repository.ImportOptions{BatchSize: batch}
+			defer db.Close()
+			o := transfer.ImportOptions{BatchSize: batch}
 			if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				bar := progressbar.DefaultBytes(size, "importing")
 				o.Progress = func(n int64) { _ = bar.Set64(n) }
 				defer bar.Finish()
 			}
-			st, err := repository.Import(e.ctx, s.DB(), r, o)
+			st, err := transfer.Import(e.ctx, db, r, o)
 			if err != nil {
 				return err
 			}
@@ -127,55 +131,48 @@ down step drops the tables.`,
 			if len(args) == 1 {
 				action = args[0]
 			}
-			db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, e.pgConfig)
+			var db *bun.DB
+			var err error
+			switch action {
+			case "up", "down":
+				db, err = e.openDB(writes)
+			case "status": // read-only, and answers on a database with no tables too
+				db, err = repository.OpenWith(e.ctx, e.cfg.DatabaseURL, repository.Options{Configure: e.pgConfig, ReadOnly: true})
+				if err != nil {
+					err = fmt.Errorf("%s: %w", e.cfg.Origin(settings.KeyDB), err)
+				}
+			default:
+				return usageErr("migrate: %q is not up, down or status", action)
+			}
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			m := repository.NewMigrator(db)
-			if err := m.Init(e.ctx); err != nil {
-				return err
-			}
-			switch action {
-			case "up":
-				if err := repository.Migrate(e.ctx, db); err != nil {
-					return err
-				}
-			case "down":
-				g, err := m.Rollback(e.ctx)
+			if action == "down" {
+				g, err := repository.NewMigrator(db).Rollback(e.ctx)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "rolled back %s\n", g)
 				return nil
-			case "status":
-			default:
-				return usageErr("migrate: %q is not up, down or status", action)
 			}
-			ms, err := m.MigrationsWithStatus(e.ctx)
+			ms, err := repository.MigrationStatus(e.ctx, db)
 			if err != nil {
 				return err
 			}
 			if e.jsonOut {
-				type row struct {
-					Name    string `json:"name"`
-					Comment string `json:"comment"`
-					Applied bool   `json:"applied"`
-				}
-				var rows []row
-				for _, x := range ms {
-					rows = append(rows, row{x.Name, x.Comment, x.IsApplied()})
-				}
-				return writeJSON(e, rows)
+				return writeJSON(e, ms)
 			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "MIGRATION\tNAME\tSTATE")
 			for _, x := range ms {
 				state := "pending"
-				if x.IsApplied() {
+				if x.Applied {
 					state = "applied"
 				}
-				fmt.Fprintf(e.stdout, "%s %-12s %s\n", x.Name, x.Comment, state)
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", x.Name, x.Comment, state)
 			}
-			return nil
+			return tw.Flush()
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Connection loss during a load or lookup: a clear error after bounded
@@ -29,7 +30,7 @@ func TestConnectionLossAndRetry(t *testing.T) {
 	if err := repository.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A", TruncateLength: 5})
+	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "A", TruncateLength: 5})
 	res, err := st.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "assistant", Content: "a long enough answer"}}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestConnectionLossAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, lerr := st.Load(ctx, "s", repository.LoadOptions{})
+	_, lerr := st.Load(ctx, "s", sessionstore.LoadOptions{})
 	_, kerr := st.Lookup(ctx, res.Keys[0])
 	took := time.Since(start)
 	for _, err := range []error{lerr, kerr} {
@@ -50,13 +51,13 @@ func TestConnectionLossAndRetry(t *testing.T) {
 		t.Fatalf("retries took %s", took)
 	}
 	// The server comes back while the reads are backing off.
-	patient, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A", TruncateLength: 5, Retries: 8})
+	patient, _ := sessionstore.New(db, sessionstore.Options{UserID: "A", TruncateLength: 5, Retries: 8})
 	go func() { time.Sleep(200 * time.Millisecond); _ = c.Start() }()
 	full, err := patient.Lookup(ctx, res.Keys[0])
 	if err != nil || full != "a long enough answer" {
 		t.Fatalf("after restart: %q %v", full, err)
 	}
-	if h, err := patient.Load(ctx, "s", repository.LoadOptions{}); err != nil || len(h) != 1 {
+	if h, err := patient.Load(ctx, "s", sessionstore.LoadOptions{}); err != nil || len(h) != 1 {
 		t.Fatalf("load after restart: %v", err)
 	}
 }
@@ -70,7 +71,7 @@ func TestTimeoutsHonoured(t *testing.T) {
 	if err := repository.Migrate(ctx, setup); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := repository.NewStore(setup, repository.StoreOptions{UserID: "A"})
+	st, _ := sessionstore.New(setup, sessionstore.Options{UserID: "A"})
 	var batch []models.HistoryMessage
 	for i := range 1000 {
 		batch = append(batch, models.HistoryMessage{Role: "assistant", Content: fmt.Sprintf("message %d %s", i, strings.Repeat("x", 500))})
@@ -80,13 +81,13 @@ func TestTimeoutsHonoured(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := repository.OpenWith(ctx, url, func(c *pgx.ConnConfig) { c.RuntimeParams["statement_timeout"] = "1" })
+	db, err := repository.OpenWith(ctx, url, repository.Options{Configure: func(c *pgx.ConnConfig) { c.RuntimeParams["statement_timeout"] = "1" }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	slow, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A"})
-	if _, err := slow.Load(ctx, "big", repository.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "statement timeout") {
+	slow, _ := sessionstore.New(db, sessionstore.Options{UserID: "A"})
+	if _, err := slow.Load(ctx, "big", sessionstore.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "statement timeout") {
 		t.Fatalf("a 20k-message load under statement_timeout=1ms: %v", err)
 	}
 
@@ -96,7 +97,7 @@ func TestTimeoutsHonoured(t *testing.T) {
 	}
 	defer ln.Close()
 	start := time.Now()
-	_, err = repository.OpenWith(ctx, "postgres://u@"+ln.Addr().String()+"/db?sslmode=disable", func(c *pgx.ConnConfig) { c.ConnectTimeout = 300 * time.Millisecond })
+	_, err = repository.OpenWith(ctx, "postgres://u@"+ln.Addr().String()+"/db?sslmode=disable", repository.Options{Configure: func(c *pgx.ConnConfig) { c.ConnectTimeout = 300 * time.Millisecond }})
 	if err == nil || !errors.Is(err, repository.ErrUnavailable) || time.Since(start) > 5*time.Second {
 		t.Fatalf("connect to a silent server: %v after %s", err, time.Since(start))
 	}

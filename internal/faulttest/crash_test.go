@@ -12,6 +12,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Stop the server with -m immediate in the middle of a stream of batch
@@ -40,7 +41,7 @@ func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: reopen after restart: %v", round, err)
 		}
-		st, _ := repository.NewStore(db, repository.StoreOptions{UserID: "A"})
+		st, _ := sessionstore.New(db, sessionstore.Options{UserID: "A"})
 		key := fmt.Sprintf("crash-%d", round)
 		var mu sync.Mutex
 		sizes := map[int]int{} // batch -> size, for acknowledged batches
@@ -75,8 +76,8 @@ func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}
-		st, _ = repository.NewStore(db, repository.StoreOptions{UserID: "A"})
-		h, err := st.Load(ctx, key, repository.LoadOptions{NoCompress: true})
+		st, _ = sessionstore.New(db, sessionstore.Options{UserID: "A"})
+		h, err := st.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true})
 		_ = db.Close()
 		if err != nil {
 			t.Fatalf("round %d: load after recovery: %v", round, err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // 16 writers and 16 readers on 100 sessions for REMSTORE_SOAK (default 5s;
@@ -27,7 +27,7 @@ func TestSoak(t *testing.T) {
 	}
 	db := dbtest.NewPostgres(t)
 	db.SetMaxOpenConns(40)
-	st, err := repository.NewStore(db, repository.StoreOptions{UserID: "soak", TruncateLength: 20})
+	st, err := sessionstore.New(db, sessionstore.Options{UserID: "soak", TruncateLength: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSoak(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(r), 2))
 			for ctx.Err() == nil {
-				h, err := st.Load(ctx, fmt.Sprintf("soak-%d", rng.IntN(100)), repository.LoadOptions{})
+				h, err := st.Load(ctx, fmt.Sprintf("soak-%d", rng.IntN(100)), sessionstore.LoadOptions{})
 				if err != nil {
 					fail(err)
 					continue
@@ -94,7 +94,7 @@ func TestSoak(t *testing.T) {
 	total := 0
 	for s := range 100 {
 		key := fmt.Sprintf("soak-%d", s)
-		sid, _ := repository.SessionUUID(key)
+		sid, _ := st.SessionUUID(key)
 		var idx []int
 		if err := db.NewRaw("SELECT (metadata->>'message_index')::int FROM messages WHERE session_id = ? ORDER BY created_at, id", sid).Scan(bg, &idx); err != nil {
 			t.Fatal(err)
@@ -104,8 +104,8 @@ func TestSoak(t *testing.T) {
 				t.Fatalf("%s: index %d at position %d", key, n, i)
 			}
 		}
-		full, _ := st.Load(bg, key, repository.LoadOptions{NoCompress: true})
-		comp, _ := st.Load(bg, key, repository.LoadOptions{})
+		full, _ := st.Load(bg, key, sessionstore.LoadOptions{NoCompress: true})
+		comp, _ := st.Load(bg, key, sessionstore.LoadOptions{})
 		for i, m := range comp {
 			if m.Compressed {
 				if got, err := st.Lookup(bg, m.EntityKey); err != nil || got != full[i].Content {

@@ -1,4 +1,4 @@
-package repository_test
+package sessionstore_test
 
 import (
 	"context"
@@ -15,39 +15,46 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
-// backend makes stores for one tenant after another on the same data.
+// backend makes stores for one tenant after another on the same data: one
+// per database driver, so every test below runs on each.
 type backend struct {
 	name string
-	// open returns a maker of stores on fresh data (clock may be nil) and,
-	// for the database backends, the database.
-	open func(t *testing.T, clock func() time.Time) (func(user string) repository.SessionStore, *bun.DB)
+	// open returns a maker of stores on fresh data (clock may be nil) and
+	// the database.
+	open func(t *testing.T, clock func() time.Time) (func(user string) *sessionstore.Store, *bun.DB)
 }
 
-var backends = []backend{
-	{"postgres", dbBackend(dbtest.NewPostgres)},
-	{"sqlite", dbBackend(dbtest.NewSQLite)},
-	{"memory", func(t *testing.T, clock func() time.Time) (func(string) repository.SessionStore, *bun.DB) {
-		m, err := repository.NewMemoryStore(repository.StoreOptions{UserID: "A", TruncateLength: 10, Now: clock})
-		if err != nil {
-			t.Fatal(err)
+var backends = func() []backend {
+	var out []backend
+	for _, d := range dbtest.Dialects {
+		out = append(out, backend{d.Name, dbBackend(d.New)})
+	}
+	return out
+}()
+
+// Every database the store has a driver for is in the shared suite: a new
+// driver without a dbtest dialect fails here.
+func TestEveryDriverInSuite(t *testing.T) {
+	t.Parallel()
+	have := map[string]bool{}
+	for _, b := range backends {
+		have[map[string]string{"postgres": "pg", "sqlite": "sqlite"}[b.name]] = true
+	}
+	for _, d := range sessionstore.DriverNames() {
+		if !have[d] {
+			t.Errorf("driver %q has no backend in the shared suite (internal/dbtest.Dialects)", d)
 		}
-		return func(user string) repository.SessionStore {
-			s, err := m.Tenant(user)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}, nil
-	}},
+	}
 }
 
-func dbBackend(newDB func(testing.TB) *bun.DB) func(*testing.T, func() time.Time) (func(string) repository.SessionStore, *bun.DB) {
-	return func(t *testing.T, clock func() time.Time) (func(string) repository.SessionStore, *bun.DB) {
+func dbBackend(newDB func(testing.TB) *bun.DB) func(*testing.T, func() time.Time) (func(string) *sessionstore.Store, *bun.DB) {
+	return func(t *testing.T, clock func() time.Time) (func(string) *sessionstore.Store, *bun.DB) {
 		db := newDB(t)
-		return func(user string) repository.SessionStore {
-			s, err := repository.NewStore(db, repository.StoreOptions{UserID: user, TruncateLength: 10, Now: clock})
+		return func(user string) *sessionstore.Store {
+			s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: 10, Now: clock})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +65,7 @@ func dbBackend(newDB func(testing.TB) *bun.DB) func(*testing.T, func() time.Time
 
 // each runs fn on every backend; on the database backends a session the peer
 // wrote is checked to load unchanged after fn.
-func each(t *testing.T, fn func(t *testing.T, mk func(string) repository.SessionStore)) {
+func each(t *testing.T, fn func(t *testing.T, mk func(string) *sessionstore.Store)) {
 	t.Helper()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -66,7 +73,7 @@ func each(t *testing.T, fn func(t *testing.T, mk func(string) repository.Session
 			mk, db := b.open(t, nil)
 			var peerSID uuid.UUID
 			var before []models.HistoryMessage
-			if db != nil {
+			{
 				peerSID = uuid.New()
 				base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 				_, err := dbtest.PeerStore(context.Background(), db, peerSID, "A", []dbtest.PeerMessage{
@@ -76,11 +83,11 @@ func each(t *testing.T, fn func(t *testing.T, mk func(string) repository.Session
 				if err != nil {
 					t.Fatal(err)
 				}
-				before, _ = mk("A").Load(context.Background(), peerSID.String(), repository.LoadOptions{})
+				before, _ = mk("A").Load(context.Background(), peerSID.String(), sessionstore.LoadOptions{})
 			}
 			fn(t, mk)
-			if db != nil {
-				after, err := mk("A").Load(context.Background(), peerSID.String(), repository.LoadOptions{})
+			{
+				after, err := mk("A").Load(context.Background(), peerSID.String(), sessionstore.LoadOptions{})
 				if err != nil || historyJSON(t, after) != historyJSON(t, before) || len(after) != 3 {
 					t.Fatalf("the peer's session changed: %v\n%v\n%v", err, before, after)
 				}
@@ -91,7 +98,7 @@ func each(t *testing.T, fn func(t *testing.T, mk func(string) repository.Session
 
 var ctx = context.Background()
 
-func store(t *testing.T, s repository.SessionStore, key string, msgs ...models.HistoryMessage) repository.StoreResult {
+func store(t *testing.T, s *sessionstore.Store, key string, msgs ...models.HistoryMessage) sessionstore.StoreResult {
 	t.Helper()
 	res, err := s.StoreMessages(ctx, key, msgs, "")
 	if err != nil {
@@ -102,13 +109,13 @@ func store(t *testing.T, s repository.SessionStore, key string, msgs ...models.H
 
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		store(t, s, "life", msg("user", "hi"))
 		if _, err := s.SetStatus(ctx, "life", "completed", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StoreMessages(ctx, "life", []models.HistoryMessage{msg("user", "more")}, ""); !errors.Is(err, repository.ErrSessionNotActive) {
+		if _, err := s.StoreMessages(ctx, "life", []models.HistoryMessage{msg("user", "more")}, ""); !errors.Is(err, sessionstore.ErrSessionNotActive) {
 			t.Fatalf("store into a completed session: %v", err)
 		}
 		if _, err := s.SetStatus(ctx, "life", "active", ""); err != nil {
@@ -118,12 +125,12 @@ func TestLifecycle(t *testing.T) {
 		if err != nil || info.Status != "cancelled" || info.Metadata["reason"] != "user pressed stop" {
 			t.Fatalf("cancel: %+v %v", info, err)
 		}
-		h, _ := s.Load(ctx, "life", repository.LoadOptions{})
+		h, _ := s.Load(ctx, "life", sessionstore.LoadOptions{})
 		if last := h[len(h)-1]; last.Role != "system" || !strings.Contains(last.Content, "user pressed stop") {
 			t.Fatalf("reason not recorded as a system message: %+v", h)
 		}
 		for _, to := range []string{"active", "completed", "error", "bogus"} {
-			if _, err := s.SetStatus(ctx, "life", to, ""); !errors.Is(err, repository.ErrInvalidTransition) {
+			if _, err := s.SetStatus(ctx, "life", to, ""); !errors.Is(err, sessionstore.ErrInvalidTransition) {
 				t.Errorf("cancelled -> %s: %v", to, err)
 			}
 		}
@@ -134,7 +141,7 @@ func TestLifecycle(t *testing.T) {
 		if _, err := mk("B").SetStatus(ctx, "fail", "completed", ""); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("other tenant changed the status: %v", err)
 		}
-		if _, _, err := s.GetSession(ctx, "nope", repository.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
+		if _, _, err := s.GetSession(ctx, "nope", sessionstore.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("unknown session: %v", err)
 		}
 	})
@@ -142,14 +149,14 @@ func TestLifecycle(t *testing.T) {
 
 func TestListing(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		statuses := []string{"active", "completed", "error"}
 		for i := range 25 {
 			key := fmt.Sprintf("list-%02d", i)
 			store(t, s, key, msg("user", "x"))
 			agent := []string{"planner", "booker"}[i%2]
-			if _, err := s.UpdateSession(ctx, key, repository.SessionUpdate{AgentName: &agent}); err != nil {
+			if _, err := s.UpdateSession(ctx, key, sessionstore.SessionUpdate{AgentName: &agent}); err != nil {
 				t.Fatal(err)
 			}
 			if st := statuses[i%3]; st != "active" {
@@ -159,14 +166,14 @@ func TestListing(t *testing.T) {
 			}
 		}
 		store(t, mk("B"), "b-only", msg("user", "y"))
-		page, err := s.ListSessions(ctx, repository.ListOptions{})
+		page, err := s.ListSessions(ctx, sessionstore.ListOptions{})
 		if err != nil || len(page.Sessions) != 20 || page.Total < 25 || page.NextCursor == "" {
 			t.Fatalf("first page: %d of %d, %v", len(page.Sessions), page.Total, err)
 		}
 		seen := map[string]bool{}
 		cur := ""
 		for {
-			p, err := s.ListSessions(ctx, repository.ListOptions{Limit: 7, Cursor: cur})
+			p, err := s.ListSessions(ctx, sessionstore.ListOptions{Limit: 7, Cursor: cur})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +193,7 @@ func TestListing(t *testing.T) {
 		if len(seen) != page.Total {
 			t.Fatalf("paged through %d of %d", len(seen), page.Total)
 		}
-		p, _ := s.ListSessions(ctx, repository.ListOptions{Statuses: []string{"active", "error"}, AgentName: "planner", Limit: 500})
+		p, _ := s.ListSessions(ctx, sessionstore.ListOptions{Statuses: []string{"active", "error"}, AgentName: "planner", Limit: 500})
 		for _, x := range p.Sessions {
 			if x.AgentName != "planner" || x.Status == "completed" {
 				t.Fatalf("filter leaked %+v", x)
@@ -196,13 +203,13 @@ func TestListing(t *testing.T) {
 			t.Fatalf("filtered total %d, want 9", p.Total)
 		}
 		mid := page.Sessions[10].CreatedAt
-		p, _ = s.ListSessions(ctx, repository.ListOptions{CreatedBefore: mid, Limit: 500})
+		p, _ = s.ListSessions(ctx, sessionstore.ListOptions{CreatedBefore: mid, Limit: 500})
 		for _, x := range p.Sessions {
 			if !x.CreatedAt.Before(mid) {
 				t.Fatal("created_before leaked")
 			}
 		}
-		for _, bad := range []repository.ListOptions{{Limit: 501}, {Limit: -1}, {Statuses: []string{"weird"}}, {Cursor: "!!"}} {
+		for _, bad := range []sessionstore.ListOptions{{Limit: 501}, {Limit: -1}, {Statuses: []string{"weird"}}, {Cursor: "!!"}} {
 			if _, err := s.ListSessions(ctx, bad); err == nil {
 				t.Errorf("%+v accepted", bad)
 			}
@@ -212,18 +219,18 @@ func TestListing(t *testing.T) {
 
 func TestSettingsAndDelete(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		res := store(t, s, "set", msg("user", "hi"), msg("assistant", strings.Repeat("long ", 10)))
 		agent := "planner"
-		if _, err := s.UpdateSession(ctx, "set", repository.SessionUpdate{AgentName: &agent, Settings: map[string]any{"model": "gpt-4o", "thinking_level": "high", "temperature": 0.2}}); err != nil {
+		if _, err := s.UpdateSession(ctx, "set", sessionstore.SessionUpdate{AgentName: &agent, Settings: map[string]any{"model": "gpt-4o", "thinking_level": "high", "temperature": 0.2}}); err != nil {
 			t.Fatal(err)
 		}
-		info, err := s.UpdateSession(ctx, "set", repository.SessionUpdate{Settings: map[string]any{"thinking_level": nil, "max_tokens": 512}})
+		info, err := s.UpdateSession(ctx, "set", sessionstore.SessionUpdate{Settings: map[string]any{"thinking_level": nil, "max_tokens": 512}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, h, err := s.GetSession(ctx, "set", repository.LoadOptions{})
+		info, h, err := s.GetSession(ctx, "set", sessionstore.LoadOptions{})
 		if err != nil || len(h) != 2 || info.AgentName != "planner" || info.Settings["model"] != "gpt-4o" ||
 			info.Settings["thinking_level"] != nil || fmt.Sprint(info.Settings["max_tokens"]) != "512" || fmt.Sprint(info.Settings["temperature"]) != "0.2" {
 			t.Fatalf("settings %+v %v", info, err)
@@ -231,10 +238,10 @@ func TestSettingsAndDelete(t *testing.T) {
 		if err := s.DeleteSession(ctx, "set", false); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.GetSession(ctx, "set", repository.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
+		if _, _, err := s.GetSession(ctx, "set", sessionstore.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("soft-deleted session still there: %v", err)
 		}
-		if h, _ := s.Load(ctx, "set", repository.LoadOptions{}); len(h) != 0 {
+		if h, _ := s.Load(ctx, "set", sessionstore.LoadOptions{}); len(h) != 0 {
 			t.Fatal("soft-deleted messages still load")
 		}
 		if _, err := s.Lookup(ctx, res.Keys[1]); !errors.Is(err, repository.ErrNotFound) {
@@ -245,10 +252,10 @@ func TestSettingsAndDelete(t *testing.T) {
 		if err := s.DeleteSession(ctx, "purge", true); err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := mk("B").Load(ctx, "purge", repository.LoadOptions{}); len(h) != 1 {
+		if h, _ := mk("B").Load(ctx, "purge", sessionstore.LoadOptions{}); len(h) != 1 {
 			t.Fatal("purge removed another tenant's messages")
 		}
-		if h, _ := s.Load(ctx, "purge", repository.LoadOptions{IgnoreCompaction: true}); len(h) != 0 {
+		if h, _ := s.Load(ctx, "purge", sessionstore.LoadOptions{IgnoreCompaction: true}); len(h) != 0 {
 			t.Fatal("purge left messages")
 		}
 		if err := s.DeleteSession(ctx, "never", true); !errors.Is(err, repository.ErrNotFound) {
@@ -274,27 +281,27 @@ func TestExpire(t *testing.T) {
 			mu.Unlock()
 			store(t, s, "fresh", msg("user", "x"))
 			at := now.Add(5 * time.Minute)
-			got, err := s.Expire(ctx, repository.ExpireOptions{Idle: 30 * time.Minute, DryRun: true, Now: at})
+			got, err := s.Expire(ctx, sessionstore.ExpireOptions{Idle: 30 * time.Minute, DryRun: true, Now: at})
 			if err != nil || len(got) != 2 {
 				t.Fatalf("dry run: %d %v", len(got), err)
 			}
-			if info, _, _ := s.GetSession(ctx, "old-1", repository.LoadOptions{}); info.Status != "active" {
+			if info, _, _ := s.GetSession(ctx, "old-1", sessionstore.LoadOptions{}); info.Status != "active" {
 				t.Fatal("dry run changed a session")
 			}
-			if got, _ = s.Expire(ctx, repository.ExpireOptions{Idle: 30 * time.Minute, Now: at}); len(got) != 2 {
+			if got, _ = s.Expire(ctx, sessionstore.ExpireOptions{Idle: 30 * time.Minute, Now: at}); len(got) != 2 {
 				t.Fatalf("expired %d", len(got))
 			}
-			info, _, _ := s.GetSession(ctx, "old-1", repository.LoadOptions{})
+			info, _, _ := s.GetSession(ctx, "old-1", sessionstore.LoadOptions{})
 			if info.Status != "completed" || info.Metadata["reason"] != "idle_timeout" {
 				t.Fatalf("expired session %+v", info)
 			}
-			if info, _, _ := s.GetSession(ctx, "fresh", repository.LoadOptions{}); info.Status != "active" {
+			if info, _, _ := s.GetSession(ctx, "fresh", sessionstore.LoadOptions{}); info.Status != "active" {
 				t.Fatal("fresh session expired")
 			}
-			if got, _ := s.Expire(ctx, repository.ExpireOptions{Idle: time.Minute, Purge: true, Now: at.Add(time.Hour)}); len(got) != 1 {
+			if got, _ := s.Expire(ctx, sessionstore.ExpireOptions{Idle: time.Minute, Purge: true, Now: at.Add(time.Hour)}); len(got) != 1 {
 				t.Fatalf("purge expired %d", len(got))
 			}
-			if _, _, err := s.GetSession(ctx, "fresh", repository.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
+			if _, _, err := s.GetSession(ctx, "fresh", sessionstore.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
 				t.Fatalf("purged session: %v", err)
 			}
 		})
@@ -303,24 +310,24 @@ func TestExpire(t *testing.T) {
 
 func TestFork(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		long := func(c string) string { return strings.Repeat(c, 30) }
 		store(t, s, "orig", msg("user", "q1"), msg("assistant", long("a")), msg("user", "q2"), msg("assistant", long("b")))
-		info, err := s.Fork(ctx, "orig", repository.ForkOptions{UpTo: 2, NewSessionKey: "branch"})
+		info, err := s.Fork(ctx, "orig", sessionstore.ForkOptions{UpTo: 2, NewSessionKey: "branch"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		origID, _ := repository.SessionUUID("orig")
+		origID, _ := s.SessionUUID("orig")
 		ff, _ := info.Metadata["forked_from"].(map[string]any)
 		if info.Name != "branch" || ff["session_id"] != origID.String() || fmt.Sprint(ff["up_to"]) != "2" {
 			t.Fatalf("fork info %+v", info)
 		}
-		h, _ := s.Load(ctx, "branch", repository.LoadOptions{})
+		h, _ := s.Load(ctx, "branch", sessionstore.LoadOptions{})
 		if len(h) != 2 || !h[1].Compressed {
 			t.Fatalf("fork history %+v", h)
 		}
-		bid, _ := repository.SessionUUID("branch")
+		bid, _ := s.SessionUUID("branch")
 		if h[1].EntityKey != fmt.Sprintf("session-%s-msg-1", bid) {
 			t.Fatalf("fork key %s", h[1].EntityKey)
 		}
@@ -328,14 +335,14 @@ func TestFork(t *testing.T) {
 			t.Fatalf("fork key lookup %q %v", full, err)
 		}
 		store(t, s, "branch", msg("user", "diverge"))
-		if o, _ := s.Load(ctx, "orig", repository.LoadOptions{}); len(o) != 4 {
+		if o, _ := s.Load(ctx, "orig", sessionstore.LoadOptions{}); len(o) != 4 {
 			t.Fatal("original changed")
 		}
-		if _, err := s.Fork(ctx, "orig", repository.ForkOptions{NewSessionKey: "branch"}); err == nil {
+		if _, err := s.Fork(ctx, "orig", sessionstore.ForkOptions{NewSessionKey: "branch"}); err == nil {
 			t.Fatal("fork onto an existing session accepted")
 		}
-		all, err := s.Fork(ctx, "orig", repository.ForkOptions{})
-		if h, _ := s.Load(ctx, all.ID.String(), repository.LoadOptions{}); err != nil || len(h) != 4 {
+		all, err := s.Fork(ctx, "orig", sessionstore.ForkOptions{})
+		if h, _ := s.Load(ctx, all.ID.String(), sessionstore.LoadOptions{}); err != nil || len(h) != 4 {
 			t.Fatalf("fork all: %d %v", len(h), err)
 		}
 	})
@@ -343,7 +350,7 @@ func TestFork(t *testing.T) {
 
 func TestTypedMessagesAndUsage(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		asst := msg("assistant", "calling")
 		asst.Extra = []models.Field{
@@ -355,7 +362,12 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		second := msg("assistant", "done")
 		second.Extra = []models.Field{{Key: "usage", Value: []byte(`{"input_tokens":150,"output_tokens":30,"total_tokens":181}`)}}
 		store(t, s, "typed", msg("user", "find x"), asst, tool, second)
-		h, _ := s.Load(ctx, "typed", repository.LoadOptions{})
+		// A plain load has the peer's keys only (SPEC §1); Extras asks for more.
+		plain, _ := s.Load(ctx, "typed", sessionstore.LoadOptions{})
+		if got, _ := plain[1].MarshalJSON(); strings.Contains(string(got), "author") || strings.Contains(string(got), "usage") {
+			t.Fatalf("plain load carries extras: %s", got)
+		}
+		h, _ := s.Load(ctx, "typed", sessionstore.LoadOptions{Extras: true})
 		got, _ := h[1].MarshalJSON()
 		want := `"author":"planner-agent","tool_calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"usage":{"input_tokens":100,"output_tokens":20}`
 		if !strings.Contains(string(got), want) {
@@ -365,7 +377,7 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 			t.Fatalf("tool round trip %+v", h[2])
 		}
 		u, err := s.SessionUsage(ctx, "typed")
-		if err != nil || u != (repository.Usage{InputTokens: 250, OutputTokens: 50, TotalTokens: 301, Turns: 2}) {
+		if err != nil || u != (sessionstore.Usage{InputTokens: 250, OutputTokens: 50, TotalTokens: 301, Turns: 2}) {
 			t.Fatalf("usage %+v %v", u, err)
 		}
 		bad := msg("assistant", "x")
@@ -378,7 +390,7 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 
 func TestCompaction(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		long := strings.Repeat("detail ", 10)
 		res := store(t, s, "compact",
@@ -387,15 +399,15 @@ func TestCompaction(t *testing.T) {
 			models.HistoryMessage{Role: "tool", Content: `{"a":1}`, ToolCallID: "t1", ToolName: "x"},
 			models.HistoryMessage{Role: "tool", Content: `{"b":2}`, ToolCallID: "t2", ToolName: "x"},
 			msg("assistant", "final"))
-		before, _ := s.Load(ctx, "compact", repository.LoadOptions{})
-		sum, err := s.Compact(ctx, "compact", repository.DeterministicSummary, repository.CompactOptions{KeepLast: 3})
+		before, _ := s.Load(ctx, "compact", sessionstore.LoadOptions{})
+		sum, err := s.Compact(ctx, "compact", sessionstore.DeterministicSummary, sessionstore.CompactOptions{KeepLast: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(sum.Content, "Summary of 3 earlier messages:") {
 			t.Fatalf("summary %q", sum.Content)
 		}
-		h, _ := s.Load(ctx, "compact", repository.LoadOptions{NoCompress: true})
+		h, _ := s.Load(ctx, "compact", sessionstore.LoadOptions{NoCompress: true})
 		var roles []string
 		for _, m := range h {
 			roles = append(roles, string(m.Role))
@@ -413,94 +425,23 @@ func TestCompaction(t *testing.T) {
 		if full, err := s.Lookup(ctx, res.Keys[1]); err != nil || full != long+"1" {
 			t.Fatal("covered message not recoverable")
 		}
-		if all, _ := s.Load(ctx, "compact", repository.LoadOptions{IgnoreCompaction: true}); len(all) != 8 {
+		if all, _ := s.Load(ctx, "compact", sessionstore.LoadOptions{IgnoreCompaction: true}); len(all) != 8 {
 			t.Fatalf("ignore compaction: %d", len(all))
 		}
 		store(t, s, "compact", msg("user", "after"))
-		if _, err := s.Compact(ctx, "compact", repository.DeterministicSummary, repository.CompactOptions{}); err != nil {
+		if _, err := s.Compact(ctx, "compact", sessionstore.DeterministicSummary, sessionstore.CompactOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := s.Load(ctx, "compact", repository.LoadOptions{NoCompress: true}); len(h) != 1 || !strings.HasPrefix(h[0].Content, "Summary of 6 earlier") {
+		if h, _ := s.Load(ctx, "compact", sessionstore.LoadOptions{NoCompress: true}); len(h) != 1 || !strings.HasPrefix(h[0].Content, "Summary of 6 earlier") {
 			t.Fatalf("second compaction: %+v", h)
 		}
-		if _, err := s.Compact(ctx, "empty", repository.DeterministicSummary, repository.CompactOptions{}); err == nil {
+		if _, err := s.Compact(ctx, "empty", sessionstore.DeterministicSummary, sessionstore.CompactOptions{}); err == nil {
 			t.Fatal("compacting nothing accepted")
 		}
 	})
 }
 
 // What a caller holds is a copy: changing it changes nothing stored.
-func TestMemoryStoreCopies(t *testing.T) {
-	t.Parallel()
-	m, _ := repository.NewMemoryStore(repository.StoreOptions{UserID: "A", TruncateLength: 10})
-	in := []models.HistoryMessage{{Role: "tool", Content: "x", ToolArguments: []byte(`{"a":1}`)}}
-	store(t, m, "copy", in...)
-	in[0].ToolArguments[5] = '9'
-	h, _ := m.Load(ctx, "copy", repository.LoadOptions{})
-	if string(h[0].ToolArguments) != `{"a":1}` {
-		t.Fatal("input slice aliased")
-	}
-	h[0].Content = "changed"
-	h[0].ToolArguments[5] = '7'
-	again, _ := m.Load(ctx, "copy", repository.LoadOptions{})
-	if again[0].Content != "x" || string(again[0].ToolArguments) != `{"a":1}` {
-		t.Fatal("output aliased")
-	}
-	if _, err := m.UpdateSession(ctx, "copy", repository.SessionUpdate{Settings: map[string]any{"k": map[string]any{"n": 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	info, _, _ := m.GetSession(ctx, "copy", repository.LoadOptions{})
-	info.Settings["k"].(map[string]any)["n"] = 2
-	info2, _, _ := m.GetSession(ctx, "copy", repository.LoadOptions{})
-	if fmt.Sprint(info2.Settings["k"]) != "map[n:1]" {
-		t.Fatal("settings aliased")
-	}
-}
-
-// Run with -race: writers, readers and lifecycle calls at once.
-func TestMemoryStoreRace(t *testing.T) {
-	t.Parallel()
-	m, _ := repository.NewMemoryStore(repository.StoreOptions{UserID: "A", TruncateLength: 5})
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			for i := range 100 {
-				key := fmt.Sprintf("s%d", i%4)
-				if _, err := m.StoreMessages(ctx, key, []models.HistoryMessage{msg("assistant", fmt.Sprintf("w%d answer %d long enough", w, i))}, ""); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			for i := range 100 {
-				h, _ := m.Load(ctx, fmt.Sprintf("s%d", i%4), repository.LoadOptions{})
-				for _, x := range h {
-					if x.Compressed {
-						if _, err := m.Lookup(ctx, x.EntityKey); err != nil {
-							t.Error(err)
-						}
-					}
-				}
-				_, _ = m.ListSessions(ctx, repository.ListOptions{})
-				_, _ = m.UpdateSession(ctx, "s1", repository.SessionUpdate{Settings: map[string]any{"i": i}})
-			}
-		}()
-	}
-	wg.Wait()
-	total := 0
-	for i := range 4 {
-		h, _ := m.Load(ctx, fmt.Sprintf("s%d", i), repository.LoadOptions{})
-		total += len(h)
-	}
-	if total != 800 {
-		t.Fatalf("%d messages, want 800", total)
-	}
-}
-
 func historyJSON(t *testing.T, h []models.HistoryMessage) string {
 	t.Helper()
 	var b strings.Builder
@@ -511,7 +452,7 @@ func historyJSON(t *testing.T, h []models.HistoryMessage) string {
 }
 
 // loadEachMatches checks that streaming gives exactly what Load gives.
-func loadEachMatches(t *testing.T, s repository.SessionStore, key string, o repository.LoadOptions) {
+func loadEachMatches(t *testing.T, s *sessionstore.Store, key string, o sessionstore.LoadOptions) {
 	t.Helper()
 	want, err := s.Load(ctx, key, o)
 	if err != nil {
@@ -528,25 +469,25 @@ func loadEachMatches(t *testing.T, s repository.SessionStore, key string, o repo
 
 func TestLoadEachMatchesLoad(t *testing.T) {
 	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) repository.SessionStore) {
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("A")
 		long := strings.Repeat("detail ", 10)
 		res := store(t, s, "stream", msg("user", "q1"), msg("assistant", long+"1"), msg("user", "q2"), msg("assistant", long+"2"),
 			models.HistoryMessage{Role: "tool", Content: `{"a":1}`, ToolCallID: "t1"}, msg("assistant", long+"3"))
-		opts := []repository.LoadOptions{{}, {NoCompress: true}, {IgnoreCompaction: true}}
+		opts := []sessionstore.LoadOptions{{}, {NoCompress: true}, {IgnoreCompaction: true}}
 		for _, o := range opts {
 			loadEachMatches(t, s, "stream", o)
 		}
-		if _, err := s.Compact(ctx, "stream", repository.DeterministicSummary, repository.CompactOptions{KeepLast: 2}); err != nil {
+		if _, err := s.Compact(ctx, "stream", sessionstore.DeterministicSummary, sessionstore.CompactOptions{KeepLast: 2}); err != nil {
 			t.Fatal(err)
 		}
 		store(t, s, "stream", msg("assistant", long+"4"))
-		info, _, _ := s.GetSession(ctx, "stream", repository.LoadOptions{})
+		info, _, _ := s.GetSession(ctx, "stream", sessionstore.LoadOptions{})
 		_ = info
-		for _, o := range append(opts, repository.LoadOptions{Since: time.Now().Add(-time.Hour)}) {
+		for _, o := range append(opts, sessionstore.LoadOptions{Since: time.Now().Add(-time.Hour)}) {
 			loadEachMatches(t, s, "stream", o)
 		}
 		_ = res
-		loadEachMatches(t, s, "nothing-here", repository.LoadOptions{})
+		loadEachMatches(t, s, "nothing-here", sessionstore.LoadOptions{})
 	})
 }

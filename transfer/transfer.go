@@ -1,4 +1,4 @@
-package repository
+package transfer
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // The JSON Lines export format: a "session" record before the "message"
@@ -83,7 +85,10 @@ func parseTime(field, s string) (time.Time, error) {
 type ExportOptions struct {
 	// SessionID limits the export to one session ("" = every session).
 	SessionID string
-	// TenantID limits it to one tenant's messages ("" = every tenant).
+	// TenantID limits it to one tenant: the sessions it owns and its
+	// messages in them ("" = every tenant, an operator's export). A session
+	// key that is not a UUID maps to a session with this tenant
+	// (sessionstore.SessionUUID); another tenant's session is not found.
 	TenantID string
 }
 
@@ -102,9 +107,13 @@ func Export(ctx context.Context, db *bun.DB, w io.Writer, o ExportOptions) (int,
 		}
 		return q
 	}
+	if o.TenantID != "" {
+		sq = sq.Where("tenant_id = ?", o.TenantID)
+	}
+	var sid uuid.UUID
 	if o.SessionID != "" {
-		sid, err := SessionUUID(o.SessionID)
-		if err != nil {
+		var err error
+		if sid, err = sessionstore.SessionUUID(o.TenantID, o.SessionID); err != nil {
 			return 0, err
 		}
 		sq = sq.Where("id = ?", sid)
@@ -113,6 +122,9 @@ func Export(ctx context.Context, db *bun.DB, w io.Writer, o ExportOptions) (int,
 	var sessions []models.Session
 	if err := sq.Where("id IN (?)", sub).Scan(ctx, &sessions); err != nil {
 		return 0, fmt.Errorf("export sessions: %w", err)
+	}
+	if o.SessionID != "" && len(sessions) == 0 {
+		return 0, fmt.Errorf("export session %s: %w", sid, sessionstore.ErrNotFound)
 	}
 	n := 0
 	for _, s := range sessions {
@@ -199,7 +211,7 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	var st ImportStats
 	cr := &countingReader{r: r}
 	sc := bufio.NewScanner(cr)
-	sc.Buffer(make([]byte, 1<<20), MaxContentBytes*2)
+	sc.Buffer(make([]byte, 1<<20), sessionstore.MaxContentBytes*2)
 	var sessions []*models.Session
 	var msgs []*models.Message
 	flush := func() error {
@@ -331,7 +343,7 @@ func (r *importRecord) message() (*models.Message, error) {
 	if r.ID == uuid.Nil || r.SessionID == uuid.Nil {
 		return nil, errors.New("id and session_id are required")
 	}
-	if err := checkText(-1, "content", r.Content, 0); err != nil {
+	if err := sessionstore.CheckText(-1, "content", r.Content, 0); err != nil {
 		return nil, err
 	}
 	c, u, d, err := r.times()
@@ -350,7 +362,7 @@ func (r *importRecord) message() (*models.Message, error) {
 // importBatch writes one batch in a transaction and returns how many
 // messages were new.
 func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, msgs []*models.Message) (int, error) {
-	if IsPostgres(db) {
+	if repository.IsPostgres(db) {
 		return importBatchPG(ctx, db, sessions, msgs)
 	}
 	inserted := 0

@@ -1,12 +1,13 @@
-package repository
+package sessionstore
 
 import (
 	"context"
-	"database/sql/driver"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,7 +33,7 @@ func connectionLost(err error) bool {
 	}
 	var ne net.Error
 	var ce *pgconn.ConnectError
-	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &ce) || errors.As(err, &ne) ||
+	return errors.Is(err, sqldriver.ErrBadConn) || errors.As(err, &ce) || errors.As(err, &ne) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ENOENT)
 }
@@ -55,7 +56,7 @@ func (s *Store) withRetry(ctx context.Context, what string, retryable func(error
 		wait *= 2
 	}
 	if connectionLost(err) {
-		return fmt.Errorf("%w: %s: connection to the database lost (%d attempts): %v", ErrUnavailable, what, s.retries+1, firstLine(err.Error()))
+		return fmt.Errorf("%w: %s: connection to the database lost (%d attempts): %v", ErrUnavailable, what, s.retries+1, firstLine(err))
 	}
 	return err
 }
@@ -63,5 +64,13 @@ func (s *Store) withRetry(ctx context.Context, what string, retryable func(error
 // neverSent is the retry rule for writes: only when pgx knows the request
 // never reached the server, so repeating it cannot apply it twice.
 func neverSent(err error) bool {
-	return pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn)
+	return pgconn.SafeToRetry(err) || errors.Is(err, sqldriver.ErrBadConn)
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

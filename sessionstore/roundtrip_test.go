@@ -1,4 +1,4 @@
-package repository_test
+package sessionstore_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // wireCounter counts the statements pgx sends (simple or extended protocol).
@@ -23,12 +24,14 @@ func (c *wireCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tr
 func (c *wireCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // Storing a 4-message turn on PostgreSQL is one statement and no explicit
-// transaction: one round trip. Load and lookup are one statement each.
+// transaction: one round trip; so is a lookup. A load is two: the plan (where
+// the last compaction summary stands, whether the peer wrote rows) and the
+// rows, the price of one streaming algorithm for Load and LoadEach.
 func TestOneRoundTripPerTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := &wireCounter{}
-	db, err := repository.OpenWith(ctx, dbtest.NewPostgresURL(t), func(cfg *pgx.ConnConfig) { cfg.Tracer = c })
+	db, err := repository.OpenWith(ctx, dbtest.NewPostgresURL(t), repository.Options{Configure: func(cfg *pgx.ConnConfig) { cfg.Tracer = c }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +43,7 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 	s := newStore(t, db, "A", 200)
 	turn := []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("a", 500)),
 		{Role: "tool", Content: "{}", ToolCallID: "c"}, msg("assistant", "done")}
-	count := func(what string, fn func() error) {
+	count := func(what string, want int64, fn func() error) {
 		t.Helper()
 		if err := fn(); err != nil { // warm-up
 			t.Fatal(err)
@@ -49,18 +52,18 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 		if err := fn(); err != nil {
 			t.Fatal(err)
 		}
-		if n := c.n.Load(); n != 1 {
-			t.Fatalf("%s sent %d statements, want 1", what, n)
+		if n := c.n.Load(); n != want {
+			t.Fatalf("%s sent %d statements, want %d", what, n, want)
 		}
 	}
 	var key string
-	count("store a 4-message turn", func() error {
+	count("store a 4-message turn", 1, func() error {
 		res, err := s.StoreMessages(ctx, "rt", turn, "")
 		key = res.Keys[1]
 		return err
 	})
-	count("load", func() error { _, err := s.Load(ctx, "rt", repository.LoadOptions{}); return err })
-	count("lookup", func() error { _, err := s.Lookup(ctx, key); return err })
+	count("load", 2, func() error { _, err := s.Load(ctx, "rt", sessionstore.LoadOptions{}); return err })
+	count("lookup", 1, func() error { _, err := s.Lookup(ctx, key); return err })
 	// A completed session rejects the fast path's write too, and writes nothing.
 	if _, err := s.SetStatus(ctx, "rt", "completed", ""); err != nil {
 		t.Fatal(err)
@@ -68,7 +71,7 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 	if _, err := s.StoreMessages(ctx, "rt", turn, ""); err == nil || !strings.Contains(err.Error(), "not active") {
 		t.Fatalf("store into completed session: %v", err)
 	}
-	if h, _ := s.Load(ctx, "rt", repository.LoadOptions{}); len(h) != 8 {
+	if h, _ := s.Load(ctx, "rt", sessionstore.LoadOptions{}); len(h) != 8 {
 		t.Fatalf("%d messages after the rejected write", len(h))
 	}
 }

@@ -1,4 +1,4 @@
-package repository_test
+package sessionstore_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Streaming a session of 20k messages peaks at no more than twice the heap of
@@ -34,7 +34,7 @@ func TestLoadEachMemoryFlat(t *testing.T) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		base, top, seen := ms.HeapAlloc, ms.HeapAlloc, 0
-		err := s.LoadEach(ctx, key, repository.LoadOptions{}, func(models.HistoryMessage) error {
+		err := s.LoadEach(ctx, key, sessionstore.LoadOptions{}, func(models.HistoryMessage) error {
 			if seen++; seen%250 == 0 {
 				runtime.ReadMemStats(&ms)
 				top = max(top, ms.HeapAlloc)

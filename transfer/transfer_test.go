@@ -1,4 +1,4 @@
-package repository_test
+package transfer_test
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/transfer"
 )
 
 // seed writes varied data: two tenants, tool metadata, tool_calls, a
@@ -52,10 +54,19 @@ func seed(t *testing.T, db *bun.DB) {
 	}
 }
 
-func export(t *testing.T, db *bun.DB, o repository.ExportOptions) []byte {
+func newStore(t testing.TB, db *bun.DB, user string, tl int) *sessionstore.Store {
+	t.Helper()
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func export(t *testing.T, db *bun.DB, o transfer.ExportOptions) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if _, err := repository.Export(context.Background(), db, &b, o); err != nil {
+	if _, err := transfer.Export(context.Background(), db, &b, o); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -71,25 +82,25 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Parallel()
 				src := from.New(t)
 				seed(t, src)
-				first := export(t, src, repository.ExportOptions{})
-				if bytes.Count(first, []byte("\n")) != 4+20 { // 3 shared chats + 1 peer session; 18 + 2 messages
+				first := export(t, src, transfer.ExportOptions{})
+				if bytes.Count(first, []byte("\n")) != 7+20 { // 3 chats per tenant + 1 peer session; 18 + 2 messages
 					t.Fatalf("export has %d lines", bytes.Count(first, []byte("\n")))
 				}
 				dst := to.New(t)
-				st, err := repository.Import(context.Background(), dst, bytes.NewReader(first), repository.ImportOptions{BatchSize: 4})
+				st, err := transfer.Import(context.Background(), dst, bytes.NewReader(first), transfer.ImportOptions{BatchSize: 4})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Messages != 20 || st.Inserted != 20 || st.Skipped != 0 || st.Sessions != 4 {
+				if st.Messages != 20 || st.Inserted != 20 || st.Skipped != 0 || st.Sessions != 7 {
 					t.Fatalf("stats %+v", st)
 				}
-				second := export(t, dst, repository.ExportOptions{})
+				second := export(t, dst, transfer.ExportOptions{})
 				if !bytes.Equal(first, second) {
 					t.Fatalf("exports differ:\n%s\n----\n%s", first, second)
 				}
 				// the imported store works: loads, keys resolve
 				s := newStore(t, dst, "A", 200)
-				h, err := s.Load(context.Background(), "chat-0", repository.LoadOptions{})
+				h, err := s.Load(context.Background(), "chat-0", sessionstore.LoadOptions{})
 				if err != nil || len(h) != 3 || !h[1].Compressed {
 					t.Fatalf("load after import: %d %v", len(h), err)
 				}
@@ -126,10 +137,10 @@ func TestImportResumes(t *testing.T) {
 			t.Parallel()
 			src := d.New(t)
 			seed(t, src)
-			data := export(t, src, repository.ExportOptions{})
+			data := export(t, src, transfer.ExportOptions{})
 			dst := d.New(t)
 			ctx := context.Background()
-			_, err := repository.Import(ctx, dst, &failAfter{r: bytes.NewReader(data), n: len(data) / 2}, repository.ImportOptions{BatchSize: 3})
+			_, err := transfer.Import(ctx, dst, &failAfter{r: bytes.NewReader(data), n: len(data) / 2}, transfer.ImportOptions{BatchSize: 3})
 			if err == nil {
 				t.Fatal("the killed import did not fail")
 			}
@@ -137,14 +148,14 @@ func TestImportResumes(t *testing.T) {
 			if partial == 0 || partial >= 20 {
 				t.Fatalf("partial import wrote %d messages; the test needs a real half", partial)
 			}
-			st, err := repository.Import(ctx, dst, bytes.NewReader(data), repository.ImportOptions{BatchSize: 3})
+			st, err := transfer.Import(ctx, dst, bytes.NewReader(data), transfer.ImportOptions{BatchSize: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if st.Inserted+st.Skipped != 20 || st.Skipped != partial {
 				t.Fatalf("resume stats %+v after %d", st, partial)
 			}
-			if got := export(t, dst, repository.ExportOptions{}); !bytes.Equal(got, data) {
+			if got := export(t, dst, transfer.ExportOptions{}); !bytes.Equal(got, data) {
 				t.Fatal("after resuming, the export differs from the source")
 			}
 		})
@@ -155,12 +166,18 @@ func TestExportTenantScoped(t *testing.T) {
 	t.Parallel()
 	db := dbtest.NewSQLite(t)
 	seed(t, db)
-	b := export(t, db, repository.ExportOptions{TenantID: "B", SessionID: "chat-1"})
-	// The session row is shared (tenant A created it); no message of A's is in B's export.
-	if bytes.Count(b, []byte(`"kind":"message"`)) != 3 || bytes.Count(b, []byte(`"tenant_id":"B"`)) != 3 || bytes.Contains(b, []byte("A question")) {
+	b := export(t, db, transfer.ExportOptions{TenantID: "B", SessionID: "chat-1"})
+	// B's chat-1 is B's own session (keys map per user): its row and 3 messages, nothing of A's.
+	if bytes.Count(b, []byte(`"kind":"message"`)) != 3 || bytes.Count(b, []byte(`"tenant_id":"B"`)) != 4 || bytes.Contains(b, []byte("A question")) {
 		t.Fatalf("tenant B export:\n%s", b)
 	}
-	if _, err := repository.Import(context.Background(), db, strings.NewReader(`{"kind":"nope"}`), repository.ImportOptions{}); err == nil {
+	// A's chat-1 by its UUID is not found for B, and nothing is written.
+	aid, _ := sessionstore.SessionUUID("A", "chat-1")
+	var out bytes.Buffer
+	if _, err := transfer.Export(context.Background(), db, &out, transfer.ExportOptions{TenantID: "B", SessionID: aid.String()}); !errors.Is(err, sessionstore.ErrNotFound) || out.Len() != 0 {
+		t.Fatalf("B exported A's session: %v %q", err, out.String())
+	}
+	if _, err := transfer.Import(context.Background(), db, strings.NewReader(`{"kind":"nope"}`), transfer.ImportOptions{}); err == nil {
 		t.Fatal("unknown record accepted")
 	}
 }

@@ -1,9 +1,8 @@
-package repository
+package sessionstore
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -24,14 +23,11 @@ const (
 	MaxSessionKeyLength = models.MaxSessionName
 )
 
-func fieldErr(i int, field, format string, a ...any) error {
-	return &models.FieldError{Index: i, Field: field, Reason: fmt.Sprintf(format, a...)}
-}
-
-// checkText rejects what PostgreSQL cannot store in a text column: invalid
+// CheckText rejects what PostgreSQL cannot store in a text column: invalid
 // UTF-8 and NUL; maxRunes > 0 also bounds the length in code points
-// (VARCHAR(n) counts characters).
-func checkText(i int, field, s string, maxRunes int) error {
+// (VARCHAR(n) counts characters). i is the message's position (-1: none);
+// the error is a *models.FieldError naming field. Import uses it too.
+func CheckText(i int, field, s string, maxRunes int) error {
 	if !utf8.ValidString(s) {
 		return fieldErr(i, field, "invalid UTF-8")
 	}
@@ -92,13 +88,13 @@ func validateBatch(msgs []models.HistoryMessage) error {
 	}
 	ids := map[uuid.UUID]int{}
 	for i, m := range msgs {
-		if err := checkText(i, "role", string(m.Role), models.MaxRoleLen); err != nil {
+		if err := CheckText(i, "role", string(m.Role), models.MaxRoleLen); err != nil {
 			return err
 		}
 		if len(m.Content) > MaxContentBytes {
 			return fieldErr(i, "content", "larger than %d MiB (%d bytes)", MaxContentBytes>>20, len(m.Content))
 		}
-		if err := checkText(i, "content", m.Content, 0); err != nil {
+		if err := CheckText(i, "content", m.Content, 0); err != nil {
 			return err
 		}
 		if m.ID != "" {
@@ -112,12 +108,12 @@ func validateBatch(msgs []models.HistoryMessage) error {
 			ids[id] = i
 		}
 		if m.Timestamp != nil {
-			if err := checkText(i, "timestamp", *m.Timestamp, 64); err != nil {
+			if err := CheckText(i, "timestamp", *m.Timestamp, 64); err != nil {
 				return err
 			}
 		}
 		for _, f := range []struct{ name, v string }{{"tool_call_id", m.ToolCallID}, {"tool_name", m.ToolName}} {
-			if err := checkText(i, f.name, f.v, 1024); err != nil {
+			if err := CheckText(i, f.name, f.v, 1024); err != nil {
 				return err
 			}
 		}
@@ -127,7 +123,7 @@ func validateBatch(msgs []models.HistoryMessage) error {
 			}
 		}
 		for _, f := range m.Extra {
-			if err := checkText(i, f.Key, f.Key, 256); err != nil {
+			if err := CheckText(i, f.Key, f.Key, 256); err != nil {
 				return err
 			}
 			limit := MaxToolArgsBytes
@@ -137,7 +133,7 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if !ok && string(f.Value) != "null" {
 					return fieldErr(i, f.Key, "must be a string")
 				}
-				if err := checkText(i, f.Key, s, models.MaxIDLen); err != nil {
+				if err := CheckText(i, f.Key, s, models.MaxIDLen); err != nil {
 					return err
 				}
 			case "author":
@@ -145,7 +141,7 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if !ok {
 					return fieldErr(i, f.Key, "must be a string")
 				}
-				if err := checkText(i, f.Key, s, models.MaxAgentName); err != nil {
+				if err := CheckText(i, f.Key, s, models.MaxAgentName); err != nil {
 					return err
 				}
 			case "usage":
@@ -169,7 +165,7 @@ func checkID(field, s string, maxRunes int) error {
 	if strings.TrimSpace(s) == "" {
 		return fieldErr(-1, field, "must not be empty")
 	}
-	return checkText(-1, field, s, maxRunes)
+	return CheckText(-1, field, s, maxRunes)
 }
 
 func truncate(s string, n int) string {

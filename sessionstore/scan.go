@@ -1,4 +1,4 @@
-package repository
+package sessionstore
 
 import (
 	"fmt"

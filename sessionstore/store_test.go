@@ -1,4 +1,4 @@
-package repository_test
+package sessionstore_test
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sessionstore"
 )
 
-func newStore(t testing.TB, db *bun.DB, user string, tl int) *repository.Store {
+func newStore(t testing.TB, db *bun.DB, user string, tl int) *sessionstore.Store {
 	t.Helper()
-	s, err := repository.NewStore(db, repository.StoreOptions{UserID: user, TruncateLength: tl})
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: tl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,21 +34,23 @@ func msg(role, content string) models.HistoryMessage {
 
 func TestSessionUUID(t *testing.T) {
 	t.Parallel()
-	if got := uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/remstore/remstore/session")); got != repository.SessionNamespace {
-		t.Fatalf("namespace %s is not the documented derivation %s", repository.SessionNamespace, got)
+	if got := uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/remstore/remstore/session")); got != sessionstore.SessionNamespace {
+		t.Fatalf("namespace %s is not the documented derivation %s", sessionstore.SessionNamespace, got)
 	}
 	u := uuid.New()
 	for _, in := range []string{u.String(), strings.ToUpper(u.String()), "{" + u.String() + "}"} {
-		if got, err := repository.SessionUUID(in); err != nil || got != u {
+		if got, err := sessionstore.SessionUUID("alice", in); err != nil || got != u {
 			t.Errorf("SessionUUID(%q) = %v, %v", in, got, err)
 		}
 	}
-	a, _ := repository.SessionUUID("chat-42")
-	if a != uuid.NewSHA1(repository.SessionNamespace, []byte("chat-42")) || a.Version() != 5 {
-		t.Errorf("chat-42 -> %s", a)
+	// Per user: Python's uuid.uuid5(NS, "alice\0chat-42") and the same for bob.
+	for user, want := range map[string]string{"alice": "ed723022-c922-5eb3-b848-00703740a6b1", "bob": "ed6bb8eb-bb18-5691-a8ed-987311c4b57a"} {
+		if got, _ := sessionstore.SessionUUID(user, "chat-42"); got.String() != want {
+			t.Errorf("%s/chat-42 -> %s, want %s", user, got, want)
+		}
 	}
 	for _, bad := range []string{"", "  ", "a\x00b", "\xff", strings.Repeat("x", 513)} {
-		if _, err := repository.SessionUUID(bad); err == nil {
+		if _, err := sessionstore.SessionUUID("alice", bad); err == nil {
 			t.Errorf("SessionUUID(%q) accepted", bad)
 		} else if fe, ok := models.AsFieldError(err); !ok || fe.Field != "session_id" {
 			t.Errorf("SessionUUID(%q) err %v does not name session_id", bad, err)
@@ -76,7 +79,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sid, _ := repository.SessionUUID("chat-1")
+		sid, _ := s.SessionUUID("chat-1")
 		if res.SessionID != sid || len(res.Keys) != 5 || res.Keys[4] != fmt.Sprintf("session-%s-msg-4", sid) {
 			t.Fatalf("result %+v", res)
 		}
@@ -103,7 +106,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if rows[1].ID.String() != in[1].ID || *rows[1].TraceID != "tr" || rows[0].ToolCalls != nil {
 			t.Errorf("id/trace/tool_calls: %v %v %s", rows[1].ID, rows[1].TraceID, rows[0].ToolCalls)
 		}
-		if !jsonEqual(t, rows[1].ToolCalls, []byte(`{"items":[{"id":"c1","name":"search","arguments":"{}"}]}`)) {
+		if !dbtest.JSONEqual(t, rows[1].ToolCalls, []byte(`{"items":[{"id":"c1","name":"search","arguments":"{}"}]}`)) {
 			t.Errorf("tool_calls %s", rows[1].ToolCalls)
 		}
 		m := rows[2].Metadata
@@ -115,7 +118,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 			t.Fatalf("session %+v %v", sess, err)
 		}
 
-		got, err := s.Load(ctx, "chat-1", repository.LoadOptions{})
+		got, err := s.Load(ctx, "chat-1", sessionstore.LoadOptions{})
 		if err != nil || len(got) != 5 {
 			t.Fatalf("load %d %v", len(got), err)
 		}
@@ -143,7 +146,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if _, err := other.Lookup(ctx, got[1].EntityKey); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("other tenant lookup: %v", err)
 		}
-		if h, _ := other.Load(ctx, "chat-1", repository.LoadOptions{}); len(h) != 0 {
+		if h, _ := other.Load(ctx, "chat-1", sessionstore.LoadOptions{}); len(h) != 0 {
 			t.Fatalf("other tenant loaded %d messages", len(h))
 		}
 		exp, err := s.Expand(ctx, got)
@@ -179,31 +182,37 @@ func TestLookupInvariantProperty(t *testing.T) {
 			return b.String()
 		}
 		roles := []string{"user", "assistant", "assistant", "tool", "system"}
-		for round := range 6 {
-			key := fmt.Sprintf("prop-%d", round)
-			sid, _ := repository.SessionUUID(key)
+		for range 6 {
+			// A owns the session; B's rows come the peer's way (the peer lets
+			// another tenant write into a session, remstore does not).
+			sid := uuid.New()
+			key := sid.String()
 			a, b := newStore(t, db, "A", T), newStore(t, db, "B", T)
 			clock := time.Now().UTC()
 			var earlier []models.HistoryMessage
 			for batch := range 5 {
-				for _, st := range []*repository.Store{a, b} {
-					var msgs []models.HistoryMessage
-					for range 1 + rng.IntN(5) {
-						r := roles[rng.IntN(len(roles))]
-						m := msg(r, text(st.UserID()+":"))
-						if r == "tool" {
-							m.ToolCallID = "c"
-						}
-						msgs = append(msgs, m)
+				var msgs []models.HistoryMessage
+				var bm []dbtest.PeerMessage
+				for range 1 + rng.IntN(5) {
+					r := roles[rng.IntN(len(roles))]
+					m := msg(r, text("A:"))
+					if r == "tool" {
+						m.ToolCallID = "c"
 					}
-					if _, err := st.StoreMessages(ctx, key, msgs, ""); err != nil {
-						t.Fatal(err)
-					}
+					msgs = append(msgs, m)
+					bm = append(bm, dbtest.PeerMessage{Role: r, Content: text("B:")})
+				}
+				if _, err := a.StoreMessages(ctx, key, msgs, ""); err != nil {
+					t.Fatal(err)
+				}
+				bclock := time.Now().UTC()
+				if _, err := dbtest.PeerStore(ctx, db, sid, "B", bm, func(i int) time.Time { return bclock.Add(time.Duration(i) * time.Microsecond) }); err != nil {
+					t.Fatal(err)
 				}
 				if batch%2 == 1 { // the peer writes to A's history too
 					var pm []dbtest.PeerMessage
 					for range 3 {
-						pm = append(pm, dbtest.PeerMessage{Role: "assistant", Content: text("A:")})
+						pm = append(pm, dbtest.PeerMessage{Role: "assistant", Content: text("P:")})
 					}
 					clock = time.Now().UTC().Add(time.Duration(batch) * time.Second)
 					if _, err := dbtest.PeerStore(ctx, db, sid, "A", pm, func(i int) time.Time { return clock.Add(time.Duration(i) * time.Millisecond) }); err != nil {
@@ -218,8 +227,18 @@ func TestLookupInvariantProperty(t *testing.T) {
 					}
 				}
 				cur := checkInvariant(t, ctx, a, b, key)
-				// Keys of earlier loads still resolve to the same text.
+				// Keys remstore stored still resolve to the same text. (A key
+				// the peer's way, a live position, moves when a row before it
+				// is deleted, in the peer as here: SPEC §4.)
 				for _, m := range earlier {
+					var live int
+					if err := db.NewRaw("SELECT count(*) FROM messages WHERE "+repository.SQLOf(db).EntityKey+" = ? AND deleted_at IS NULL",
+						m.EntityKey).Scan(ctx, &live); err != nil {
+						t.Fatal(err)
+					}
+					if !strings.HasPrefix(m.Content, "A:") || live == 0 {
+						continue // a deleted row's key now means a live position, as in the peer
+					}
 					full, err := a.Lookup(ctx, m.EntityKey)
 					if errors.Is(err, repository.ErrNotFound) {
 						continue // its row was soft-deleted since
@@ -235,14 +254,14 @@ func TestLookupInvariantProperty(t *testing.T) {
 }
 
 // checkInvariant loads A's history and checks every compressed message's key.
-func checkInvariant(t *testing.T, ctx context.Context, a, b *repository.Store, key string) []models.HistoryMessage {
+func checkInvariant(t *testing.T, ctx context.Context, a, b *sessionstore.Store, key string) []models.HistoryMessage {
 	t.Helper()
-	comp, err := a.Load(ctx, key, repository.LoadOptions{})
+	comp, err := a.Load(ctx, key, sessionstore.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadEachMatches(t, a, key, repository.LoadOptions{})
-	full, err := a.Load(ctx, key, repository.LoadOptions{NoCompress: true})
+	loadEachMatches(t, a, key, sessionstore.LoadOptions{})
+	full, err := a.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true})
 	if err != nil || len(full) != len(comp) {
 		t.Fatalf("loads differ: %d vs %d, %v", len(full), len(comp), err)
 	}
@@ -264,7 +283,7 @@ func checkInvariant(t *testing.T, ctx context.Context, a, b *repository.Store, k
 		if err != nil || got != full[i].Content {
 			t.Fatalf("message %d key %s: got %q, %v; want %q", i, m.EntityKey, got, err, full[i].Content)
 		}
-		if got, err := b.Lookup(ctx, m.EntityKey); err == nil && strings.HasPrefix(got, "A:") {
+		if got, err := b.Lookup(ctx, m.EntityKey); err == nil && !strings.HasPrefix(got, "B:") {
 			t.Fatalf("tenant B read A's message %d", i)
 		}
 		out = append(out, m)
@@ -283,7 +302,7 @@ func TestPeerClockSkew(t *testing.T) {
 		if _, err := s.StoreMessages(ctx, "skew", []models.HistoryMessage{msg("assistant", long("a")), msg("assistant", long("b"))}, ""); err != nil {
 			t.Fatal(err)
 		}
-		sid, _ := repository.SessionUUID("skew")
+		sid, _ := s.SessionUUID("skew")
 		past := time.Now().UTC().Add(-time.Hour)
 		if _, err := dbtest.PeerStore(ctx, db, sid, "A", []dbtest.PeerMessage{{Role: "assistant", Content: long("p")}, {Role: "assistant", Content: long("q")}},
 			func(i int) time.Time { return past.Add(time.Duration(i) * time.Second) }); err != nil {
@@ -315,7 +334,7 @@ func TestLoadPeerRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := newStore(t, db, "alice", 200)
-		got, err := s.Load(ctx, sid.String(), repository.LoadOptions{})
+		got, err := s.Load(ctx, sid.String(), sessionstore.LoadOptions{})
 		if err != nil || len(got) != 6 {
 			t.Fatalf("load %d %v", len(got), err)
 		}
@@ -379,7 +398,7 @@ func TestConcurrentWriters(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		got, err := s.Load(ctx, "busy", repository.LoadOptions{NoCompress: true})
+		got, err := s.Load(ctx, "busy", sessionstore.LoadOptions{NoCompress: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,7 +421,7 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 			i += size
 		}
-		sid, _ := repository.SessionUUID("busy")
+		sid, _ := s.SessionUUID("busy")
 		var idx []int
 		if err := db.NewRaw("SELECT "+map[bool]string{true: "(metadata->>'message_index')::int", false: "json_extract(metadata, '$.message_index')"}[repository.IsPostgres(db)]+
 			" FROM messages WHERE session_id = ? ORDER BY created_at, id", sid).Scan(ctx, &idx); err != nil {
@@ -448,7 +467,7 @@ func TestFailedBatchWritesNothing(t *testing.T) {
 				t.Errorf("%s: err = %v, want a FieldError for message 1 field %s", tc.field, err, tc.field)
 			}
 		}
-		if got, _ := s.Load(ctx, "atomic", repository.LoadOptions{}); len(got) != 0 {
+		if got, _ := s.Load(ctx, "atomic", sessionstore.LoadOptions{}); len(got) != 0 {
 			t.Fatalf("%d messages written by failed batches", len(got))
 		}
 		if _, err := s.StoreMessages(ctx, "x", nil, strings.Repeat("u", 300)); err == nil {
@@ -460,7 +479,7 @@ func TestFailedBatchWritesNothing(t *testing.T) {
 func TestStorageDisabled(t *testing.T) {
 	t.Parallel()
 	db := dbtest.NewSQLite(t)
-	s, err := repository.NewStore(db, repository.StoreOptions{UserID: "A", Disabled: true})
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "A", Disabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +487,7 @@ func TestStorageDisabled(t *testing.T) {
 	if _, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("user", "x")}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Load(ctx, "k", repository.LoadOptions{}); err != nil || got == nil || len(got) != 0 {
+	if got, err := s.Load(ctx, "k", sessionstore.LoadOptions{}); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("load = %v, %v", got, err)
 	}
 	if _, err := s.Lookup(ctx, "session-k-msg-0"); !errors.Is(err, repository.ErrNotFound) {
@@ -533,15 +552,15 @@ func TestSessionNameAndBestEffort(t *testing.T) {
 		if err := newStore(t, db, "B", 200).RenameSession(ctx, "named", "x"); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("other tenant renamed the session: %v", err)
 		}
-		be := repository.BestEffort{Store: s}
+		be := sessionstore.BestEffort{Store: s}
 		in := []models.HistoryMessage{msg("user", "ok"), msg("user", "bad\x00")}
 		if out := be.StoreMessages(ctx, "named", in, ""); len(out) != 2 {
 			t.Fatalf("best-effort store returned %d messages", len(out))
 		}
-		if got := be.Load(ctx, "named", repository.LoadOptions{}); len(got) != 0 {
+		if got := be.Load(ctx, "named", sessionstore.LoadOptions{}); len(got) != 0 {
 			t.Fatalf("failed batch was written: %d", len(got))
 		}
-		if got := be.Load(ctx, "", repository.LoadOptions{}); got == nil || len(got) != 0 {
+		if got := be.Load(ctx, "", sessionstore.LoadOptions{}); got == nil || len(got) != 0 {
 			t.Fatalf("best-effort load of a bad key = %v", got)
 		}
 		if _, ok := be.Lookup(ctx, "session-x-msg-0"); ok {

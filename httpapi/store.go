@@ -1,0 +1,26 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// Store is what the handlers use of a session store bound to the requesting
+// user. *sessionstore.Store implements it; Options.NewStore may supply another
+// (a wrapper that adds tracing, say).
+type Store interface {
+	StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (sessionstore.StoreResult, error)
+	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
+	Lookup(ctx context.Context, key string) (string, error)
+	GetSession(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) (sessionstore.SessionInfo, []models.HistoryMessage, error)
+	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
+	SetStatus(ctx context.Context, sessionKey, status, reason string) (sessionstore.SessionInfo, error)
+	UpdateSession(ctx context.Context, sessionKey string, u sessionstore.SessionUpdate) (sessionstore.SessionInfo, error)
+	DeleteSession(ctx context.Context, sessionKey string, purge bool) error
+	Fork(ctx context.Context, sessionKey string, o sessionstore.ForkOptions) (sessionstore.SessionInfo, error)
+}
+
+var _ Store = (*sessionstore.Store)(nil)

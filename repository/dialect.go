@@ -1,0 +1,67 @@
+package repository
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// SQL holds the few expressions whose text differs between PostgreSQL and
+// SQLite. Queries and the indexes that serve them use exactly these texts:
+// an expression index is used only when the query repeats its expression.
+type SQL struct {
+	Postgres bool
+	// EntityKey is metadata.entity_key as text.
+	EntityKey string
+	// Compaction selects compaction summaries (metadata.compaction = true).
+	Compaction string
+	// Unkeyed selects rows without a stored key (the peer's).
+	Unkeyed string
+}
+
+var (
+	pgSQL = SQL{
+		Postgres:   true,
+		EntityKey:  "metadata->>'entity_key'",
+		Compaction: "(metadata->>'compaction') = 'true'",
+		Unkeyed:    "(metadata->>'entity_key') IS NULL",
+	}
+	liteSQL = SQL{
+		EntityKey:  "json_extract(metadata, '$.entity_key')",
+		Compaction: "json_extract(metadata, '$.compaction') = 1",
+		Unkeyed:    "(json_extract(metadata, '$.entity_key')) IS NULL",
+	}
+)
+
+// SQLOf returns the expressions for db's dialect.
+func SQLOf(db bun.IDB) SQL { return SQLFor(IsPostgres(db)) }
+
+// SQLFor returns the expressions for PostgreSQL (pg) or SQLite.
+func SQLFor(pg bool) SQL {
+	if pg {
+		return pgSQL
+	}
+	return liteSQL
+}
+
+// IsPostgres reports whether db speaks PostgreSQL.
+func IsPostgres(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }
+
+// Numbered rewrites a query written with ? placeholders into PostgreSQL's
+// $1, $2, ... so that one text serves bun (either dialect) and pgx's
+// statement cache. The queries it is used on contain no other '?'.
+func Numbered(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,19 @@
+// Package sessionstore is the session message store: the rules for storing,
+// loading, looking up and managing agent conversations, written once over a
+// small per-database seam (driver_pg.go, driver_sqlite.go).
+//
+// A [Store] is bound to one tenant (its user id). It writes messages in full,
+// loads them back with long assistant answers cut to a REM LOOKUP hint, and
+// resolves those keys to the full text. Rows are the Python peer's, column for
+// column, so both sides read and write the same session:
+//
+//	db, _ := repository.Open(ctx, "postgres://...")
+//	_ = repository.Migrate(ctx, db)
+//	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+//	res, _ := st.StoreMessages(ctx, "chat-1", msgs, "")
+//	history, _ := st.Load(ctx, "chat-1", sessionstore.LoadOptions{})
+//	full, _ := st.Lookup(ctx, res.Keys[1])
+//
+// New takes a [bun.IDB], so a caller can store inside its own transaction.
+// For a store with no setup at all, open SQLite's ":memory:".
+package sessionstore

@@ -1,0 +1,156 @@
+package sessionstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// pgDriver writes a store call in one statement (repository.StoreBatchFunction:
+// one round trip, all or nothing, also inside a caller's transaction) and
+// reads through pgx natively when the store runs on a pool: $n parameters
+// and pgx's statement cache let the server parse and plan the hot reads once
+// per connection, and binary results skip database/sql's conversions, which
+// cost most of a large load. Inside a transaction it reads through bun.
+type pgDriver struct{}
+
+// pgRow is one message as the store function reads it.
+type pgRow struct {
+	ID        uuid.UUID       `json:"id"`
+	Role      models.Role     `json:"role"`
+	Content   string          `json:"content"`
+	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
+	Metadata  models.JSONMap  `json:"metadata"`
+	TraceID   *string         `json:"trace_id,omitempty"`
+	SpanID    *string         `json:"span_id,omitempty"`
+}
+
+func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
+	rows := make([]pgRow, len(p.rows))
+	for i, r := range p.rows {
+		rows[i] = pgRow{ID: r.ID, Role: r.Role, Content: r.Content, ToolCalls: json.RawMessage(r.ToolCalls),
+			Metadata: r.Metadata, TraceID: r.TraceID, SpanID: r.SpanID}
+	}
+	payload, err := json.Marshal(rows)
+	if err != nil {
+		return writeOutcome{}, err
+	}
+	var out writeOutcome
+	var first sql.NullInt64
+	var existing []byte
+	err = db.QueryRowContext(ctx, "SELECT status, first_index, existing FROM "+repository.StoreBatchFunction+"(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive).
+		Scan(&out.status, &first, &existing)
+	if err != nil {
+		return out, err
+	}
+	out.first = int(first.Int64)
+	if len(existing) > 0 {
+		if err := json.Unmarshal(existing, &out.existing); err != nil {
+			return out, fmt.Errorf("read existing ids: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
+	pool, ok := db.(*bun.DB)
+	if !ok {
+		return eachRowSQL(ctx, db, q, fn)
+	}
+	conn, err := pool.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		rs, err := c.Conn().Query(ctx, rowsQueryPG, pgx.QueryExecModeCacheStatement, q.sid, q.tenant, q.limit, q.offset)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var r storedRow
+			var id [16]byte
+			var role string
+			var key, callID, name, author, compaction, before *string
+			var args, usage, calls []byte
+			var deleted *time.Time
+			if err := rs.Scan(&id, &role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+				&calls, &r.CreatedAt, &deleted); err != nil {
+				return err
+			}
+			r.ID, r.Role = uuid.UUID(id), models.Role(role)
+			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
+			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+			r.Compaction = deref(compaction) == "true"
+			r.CompactsBefore, _ = strconv.Atoi(deref(before))
+			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return rs.Err()
+	})
+}
+
+var rowsQueryPG = repository.Numbered(rowsQuery)
+
+// numberedTexts caches repository.Numbered of the few query texts the store
+// uses, so a hot read does not rewrite its text on every call.
+var numberedTexts sync.Map
+
+func numbered(q string) string {
+	if v, ok := numberedTexts.Load(q); ok {
+		return v.(string)
+	}
+	n := repository.Numbered(q)
+	numberedTexts.Store(q, n)
+	return n
+}
+
+func (pgDriver) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
+	pool, ok := db.(*bun.DB)
+	if !ok {
+		return queryRowSQL(ctx, db, query, args, dest...)
+	}
+	rs, err := pool.DB.QueryContext(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	if err != nil {
+		return err
+	}
+	return scanOne(rs, dest...)
+}
+
+func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(sid))
+	return err
+}
+
+// lockKey is the advisory-lock key of a session.
+func lockKey(sid uuid.UUID) int64 {
+	return int64(binary.BigEndian.Uint64(sid[:8]) ^ binary.BigEndian.Uint64(sid[8:]))
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

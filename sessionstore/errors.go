@@ -1,0 +1,31 @@
+package sessionstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// Sentinel errors of the session store, returned wrapped; test with errors.Is.
+var (
+	// ErrNotFound: no such session, key or message for this tenant. A
+	// session of another tenant is not found either, and nothing of it shows.
+	ErrNotFound = repository.ErrNotFound
+	// ErrUnavailable: the database cannot be reached.
+	ErrUnavailable = repository.ErrUnavailable
+	// ErrSessionNotActive: a message was stored into a session whose status
+	// is not active.
+	ErrSessionNotActive = errors.New("session is not active")
+	// ErrInvalidTransition: a lifecycle change the state machine forbids.
+	ErrInvalidTransition = errors.New("invalid status transition")
+)
+
+func fieldErr(i int, field, format string, a ...any) error {
+	return &models.FieldError{Index: i, Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// notFound is the one error for a session the tenant may not see, whether it
+// does not exist or belongs to someone else.
+func notFound(sid fmt.Stringer) error { return fmt.Errorf("session %s: %w", sid, ErrNotFound) }

@@ -1,0 +1,335 @@
+package sessionstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/models"
+)
+
+// storedRow is what history assembly needs of a messages row: exactly these
+// fields, not the whole metadata document, in load order (the tenant's rows
+// of one session, soft-deleted ones included, by created_at, id).
+type storedRow struct {
+	ID             uuid.UUID
+	Role           models.Role
+	Content        string
+	Key            string          // metadata.entity_key
+	ToolCallID     string          // metadata.tool_call_id
+	ToolName       string          // metadata.tool_name
+	ToolArgs       json.RawMessage // metadata.tool_arguments
+	Author         string          // metadata.author
+	Usage          json.RawMessage // metadata.usage
+	ToolCalls      json.RawMessage // tool_calls.items
+	Compaction     bool            // metadata.compaction
+	CompactsBefore int             // metadata.compacts_before
+	CreatedAt      time.Time
+	Deleted        bool
+}
+
+// compactionStart returns, for the last live compaction summary, its row
+// position and the position of the first message it does not cover.
+func compactionStart(rows []storedRow) (summary, from int, ok bool) {
+	for p := len(rows) - 1; p >= 0; p-- {
+		if !rows[p].Deleted && rows[p].Compaction {
+			return p, rows[p].CompactsBefore, true
+		}
+	}
+	return 0, 0, false
+}
+
+func asInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		return int(n), err == nil
+	case float64:
+		return int(x), true
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	}
+	return 0, false
+}
+
+// toHistory maps a row to the message dict of SPEC §3: the peer's keys, and
+// with extras the author, tool_calls and usage remstore stored.
+func toHistory(r storedRow, extras bool) models.HistoryMessage {
+	role := r.Role
+	if role == "" {
+		role = models.RoleAssistant
+	}
+	ts := models.FormatTimestamp(r.CreatedAt)
+	m := models.HistoryMessage{Role: role, Content: r.Content, Timestamp: &ts}
+	if role == models.RoleTool {
+		m.ToolCallID, m.ToolName = r.ToolCallID, r.ToolName
+		if rawTruthy(r.ToolArgs) {
+			m.ToolArguments = r.ToolArgs
+		}
+	}
+	if !extras {
+		return m
+	}
+	if r.Author != "" {
+		b, _ := json.Marshal(r.Author)
+		m.Extra = append(m.Extra, models.Field{Key: "author", Value: b})
+	}
+	if len(r.ToolCalls) > 2 && r.ToolCalls[0] == '[' {
+		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: r.ToolCalls})
+	}
+	if rawTruthy(r.Usage) {
+		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})
+	}
+	return m
+}
+
+// rawTruthy is Python's truth value of a JSON value: the peer adds
+// tool_arguments only when it is truthy (not null, false, 0, "", [] or {}).
+func rawTruthy(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	switch t {
+	case "", "null", "false", `""`, "[]", "{}":
+		return false
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		return f != 0
+	}
+	if t[0] == '[' || t[0] == '{' {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return truthy(v)
+		}
+	}
+	return true
+}
+
+// truthy is Python's truth value of a decoded JSON value: the peer adds
+// tool_arguments only when it is truthy.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		f, err := x.Float64()
+		return err != nil || f != 0
+	case float64:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}
+
+// LoadOptions controls Load and LoadEach.
+type LoadOptions struct {
+	// NoCompress returns every message in full (export, debugging).
+	NoCompress bool
+	// Since, when set, returns only messages created after it. Keys and
+	// positions still count every earlier message.
+	Since time.Time
+	// IgnoreCompaction returns every message even after a compaction
+	// (audit, export); by default a compaction summary replaces what it covers.
+	IgnoreCompaction bool
+	// Extras adds what remstore stores beyond the peer (author, tool_calls,
+	// usage). A plain load has exactly the peer's keys (SPEC §1).
+	Extras bool
+}
+
+// Load returns the tenant's messages of the session in order, soft-deleted
+// rows left out, with long assistant messages compressed (SPEC §3-4). It
+// collects LoadEach: one algorithm for both.
+func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]models.HistoryMessage, error) {
+	out := []models.HistoryMessage{}
+	err := s.LoadEach(ctx, sessionKey, o, func(m models.HistoryMessage) error {
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// LoadEach hands the history Load returns to fn, message by message, while
+// the rows stream from the database: memory stays flat in the number of
+// messages. A small query comes first (where the last compaction summary
+// stands, whether rows without a stored key exist); a retry after a lost
+// connection happens only before the first message reached fn.
+func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
+	sid, err := s.SessionUUID(sessionKey)
+	if err != nil || !s.enabled {
+		return err
+	}
+	started := false
+	err = s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
+		p, err := s.loadPlan(ctx, sid, o)
+		if err != nil {
+			return err
+		}
+		return s.stream(ctx, sid, p, o, func(m models.HistoryMessage) error {
+			started = true
+			return fn(m)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("load session %s: %w", sid, err)
+	}
+	return nil
+}
+
+// loadPlan is what a load must know before the rows stream.
+type loadPlan struct {
+	// summary is the position of the last live compaction summary (-1: none
+	// or ignored) and from the position of the first message it leaves shown.
+	summary, from int
+	// taken holds the stored keys of live assistant rows; it is set only when
+	// the session holds rows without a stored key (the peer's), whose keys
+	// come from their live position and must not collide with these.
+	taken map[string]bool
+}
+
+func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loadPlan, error) {
+	p := loadPlan{summary: -1}
+	var unkeyed, pos int
+	var summaryID, cb sql.NullString
+	// Both counts are probes of partial indexes (migration 4): empty for a
+	// session only remstore wrote.
+	err := s.db.NewRaw(`SELECT
+		(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND `+s.sql.Unkeyed+`),
+		last.id,
+		CASE WHEN last.id IS NULL THEN 0 ELSE
+		(SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.tenant_id = ?
+		   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
+		last.cb
+		FROM (SELECT 1) one LEFT JOIN (
+			SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
+			WHERE session_id = ? AND tenant_id = ? AND `+s.sql.Compaction+` AND deleted_at IS NULL
+			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
+		sid, s.userID, sid, s.userID, sid, s.userID).Scan(ctx, &unkeyed, &summaryID, &pos, &cb)
+	if err != nil {
+		return p, err
+	}
+	if summaryID.Valid && !o.IgnoreCompaction {
+		p.summary = pos
+		p.from, _ = strconv.Atoi(cb.String)
+	}
+	if unkeyed > 0 {
+		var keys []string
+		err := s.db.NewRaw("SELECT "+s.sql.EntityKey+" FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL"+
+			" AND (role = 'assistant' OR role = '') AND "+s.sql.EntityKey+" <> ''", sid, s.userID).Scan(ctx, &keys)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return p, err
+		}
+		p.taken = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			p.taken[k] = true
+		}
+	}
+	return p, nil
+}
+
+// stream emits the history of the plan: the summary first, then the rows it
+// leaves shown. Positional keys count live rows from the start, so a session
+// with rows the peer wrote streams from position 0 (skipping what the
+// summary covers); one only remstore wrote starts where the summary says.
+func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, fn func(models.HistoryMessage) error) error {
+	emit := func(r storedRow, live int) error {
+		m, ok, err := historyOf(r, live, sid, s.comp, p.taken, o)
+		if err != nil || !ok {
+			return err
+		}
+		return fn(m)
+	}
+	if p.summary >= 0 {
+		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1},
+			func(r storedRow) error { return emit(r, -1) })
+		if err != nil {
+			return err
+		}
+	}
+	start := p.from
+	if p.taken != nil {
+		start = 0
+	}
+	pos, live := start, 0
+	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit}, func(r storedRow) error {
+		defer func() { pos++ }()
+		if r.Deleted {
+			return nil
+		}
+		live++
+		if pos == p.summary || pos < p.from {
+			return nil
+		}
+		return emit(r, live-1)
+	})
+}
+
+// historyOf is one row of a load: ok is false for a row the load leaves out
+// (soft-deleted, or not after o.Since). A row without a stored key is cut with
+// the key the peer prints for it, from live (its position among the tenant's
+// live rows; -1 = unknown), unless a live assistant row already holds that
+// key: then it is cut without a key rather than with one that finds another
+// message.
+func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor, taken map[string]bool, o LoadOptions) (models.HistoryMessage, bool, error) {
+	if r.Deleted || (!o.Since.IsZero() && !r.CreatedAt.After(o.Since)) {
+		return models.HistoryMessage{}, false, nil
+	}
+	m := toHistory(r, o.Extras)
+	if o.NoCompress || !comp.ShouldCompressOnLoad(m) {
+		return m, true, nil
+	}
+	key := r.Key
+	if key == "" && live >= 0 {
+		if key = compressor.BuildKey(sid.String(), live); taken[key] {
+			key = ""
+		}
+	}
+	m, err := comp.Compress(m, key)
+	if err != nil {
+		return m, false, &models.FieldError{Index: live, Field: "content", Reason: err.Error()}
+	}
+	return m, true, nil
+}
+
+// allRows reads the tenant's rows of a session in load order (compaction and
+// usage look at all of them).
+func (s *Store) allRows(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]storedRow, error) {
+	var out []storedRow
+	err := s.drv.eachRow(ctx, db, rowsArgs{sid: sid, tenant: s.userID, limit: noLimit}, func(r storedRow) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// compactRaw drops the whitespace PostgreSQL prints in jsonb text, so both
+// dialects hand out the same bytes.
+func compactRaw(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return json.RawMessage(bytes.Clone(b))
+	}
+	return out.Bytes()
+}

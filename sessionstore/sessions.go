@@ -1,0 +1,202 @@
+package sessionstore
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// SessionInfo is a session as callers see it; nothing here loads messages.
+type SessionInfo struct {
+	ID        uuid.UUID      `json:"id"`
+	Name      string         `json:"name"`
+	AgentName string         `json:"agent_name,omitempty"`
+	Status    string         `json:"status"`
+	Settings  map[string]any `json:"settings"`
+	Metadata  map[string]any `json:"metadata"`
+	UserID    string         `json:"user_id,omitempty"`
+	TenantID  string         `json:"tenant_id,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+func infoOf(s *models.Session) SessionInfo {
+	in := SessionInfo{ID: s.ID, Status: s.Status, Metadata: map[string]any(s.Metadata), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
+	if in.Metadata == nil {
+		in.Metadata = map[string]any{}
+	}
+	in.Settings, _ = in.Metadata["settings"].(map[string]any)
+	if in.Settings == nil {
+		in.Settings = map[string]any{}
+	}
+	for dst, src := range map[*string]*string{&in.Name: s.Name, &in.AgentName: s.AgentName, &in.UserID: s.UserID, &in.TenantID: s.TenantID} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	return in
+}
+
+// ListOptions filters ListSessions. The tenant is the store's.
+type ListOptions struct {
+	UserID        string
+	AgentName     string
+	Statuses      []string // any of; empty = all
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	UpdatedAfter  time.Time
+	UpdatedBefore time.Time
+	Limit         int    // default 20, at most 500
+	Cursor        string // from the previous page's NextCursor
+}
+
+// ListResult is one page of sessions, newest first.
+type ListResult struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	Total      int           `json:"total"`
+	Limit      int           `json:"limit"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+}
+
+// Listing limits.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 500
+)
+
+type cursor struct {
+	CreatedAt time.Time `json:"c"`
+	ID        uuid.UUID `json:"i"`
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		return c, fieldErr(-1, "cursor", "not a cursor this store returned")
+	}
+	return c, nil
+}
+
+func (o *ListOptions) normalize() error {
+	switch {
+	case o.Limit == 0:
+		o.Limit = DefaultListLimit
+	case o.Limit < 0 || o.Limit > MaxListLimit:
+		return fieldErr(-1, "limit", "must be between 1 and %d", MaxListLimit)
+	}
+	for _, st := range o.Statuses {
+		if _, ok := map[string]bool{"active": true, "completed": true, "cancelled": true, "error": true}[st]; !ok {
+			return fieldErr(-1, "status", "%q is not active, completed, cancelled or error", st)
+		}
+	}
+	return nil
+}
+
+// owned limits a sessions query (alias "session") to the live sessions of
+// the store's tenant: a session belongs to the tenant that created it (SPEC
+// §2). Every session call goes through it, so another tenant's session is
+// not found, whatever the call.
+func (s *Store) owned(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.Where("session.deleted_at IS NULL").Where("session.tenant_id = ?", s.userID)
+}
+
+func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*models.Session, error) {
+	rows, err := repository.New[models.Session](db).Find(ctx, repository.Query{
+		Filters: []repository.Filter{{Column: "id", Value: sid}, {Column: "tenant_id", Value: s.userID}}, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", sid, err)
+	}
+	if len(rows) == 0 {
+		return nil, notFound(sid)
+	}
+	return &rows[0], nil
+}
+
+// GetSession returns the session and its history (as Load with o returns
+// it). ErrNotFound for an unknown session or one the tenant cannot see.
+func (s *Store) GetSession(ctx context.Context, sessionKey string, o LoadOptions) (SessionInfo, []models.HistoryMessage, error) {
+	sid, err := s.SessionUUID(sessionKey)
+	if err != nil {
+		return SessionInfo{}, nil, err
+	}
+	sess, err := s.getSession(ctx, s.db, sid)
+	if err != nil {
+		return SessionInfo{}, nil, err
+	}
+	h, err := s.Load(ctx, sessionKey, o)
+	return infoOf(sess), h, err
+}
+
+// ListSessions returns one page of the tenant's sessions, newest first.
+func (s *Store) ListSessions(ctx context.Context, o ListOptions) (ListResult, error) {
+	if err := o.normalize(); err != nil {
+		return ListResult{}, err
+	}
+	filter := func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = s.owned(q)
+		if o.UserID != "" {
+			q = q.Where("session.user_id = ?", o.UserID)
+		}
+		if o.AgentName != "" {
+			q = q.Where("session.agent_name = ?", o.AgentName)
+		}
+		if len(o.Statuses) > 0 {
+			q = q.Where("session.status IN (?)", bun.List(o.Statuses))
+		}
+		for _, c := range []struct {
+			t  time.Time
+			op string
+		}{{o.CreatedAfter, "session.created_at > ?"}, {o.CreatedBefore, "session.created_at < ?"},
+			{o.UpdatedAfter, "session.updated_at > ?"}, {o.UpdatedBefore, "session.updated_at < ?"}} {
+			if !c.t.IsZero() {
+				q = q.Where(c.op, c.t.UTC())
+			}
+		}
+		return q
+	}
+	// bun directly rather than Repository[T]: the keyset cursor and the
+	// time ranges are conditions Repository's column filters do not express.
+	total, err := filter(s.db.NewSelect().Model((*models.Session)(nil))).Count(ctx)
+	if err != nil {
+		return ListResult{}, fmt.Errorf("list sessions: %w", err)
+	}
+	var rows []models.Session
+	q := filter(s.db.NewSelect().Model(&rows)).OrderExpr("session.created_at DESC, session.id DESC").Limit(int64(o.Limit) + 1)
+	if o.Cursor != "" {
+		c, err := decodeCursor(o.Cursor)
+		if err != nil {
+			return ListResult{}, err
+		}
+		q = q.Where("(session.created_at < ? OR (session.created_at = ? AND session.id < ?))", c.CreatedAt, c.CreatedAt, c.ID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return ListResult{}, fmt.Errorf("list sessions: %w", err)
+	}
+	res := ListResult{Total: int(total), Limit: o.Limit, Sessions: []SessionInfo{}}
+	for i := range rows {
+		if i == o.Limit {
+			last := rows[i-1]
+			res.NextCursor = encodeCursor(cursor{CreatedAt: last.CreatedAt.UTC(), ID: last.ID})
+			break
+		}
+		res.Sessions = append(res.Sessions, infoOf(&rows[i]))
+	}
+	return res, nil
+}

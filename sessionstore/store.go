@@ -1,0 +1,80 @@
+package sessionstore
+
+import (
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+)
+
+// Store is the session message store bound to one user id, the tenant: it
+// writes tenant_id = UserID and reads only that tenant's rows.
+type Store struct {
+	db      bun.IDB
+	drv     driver
+	sql     repository.SQL
+	userID  string
+	comp    *compressor.Compressor
+	enabled bool
+	now     func() time.Time
+	retries int
+}
+
+// Options configures New.
+type Options struct {
+	// UserID is the tenant; required.
+	UserID string
+	// TruncateLength is T for load-time compression; 0 means 200.
+	TruncateLength int
+	// Disabled turns storage off (POSTGRES_ENABLED not true): storing returns
+	// the messages unchanged, loading returns nothing, lookups find nothing.
+	Disabled bool
+	// Now is the clock for created_at; nil means time.Now.
+	Now func() time.Time
+	// Retries is how often a read (load, lookup) is retried after the
+	// connection was lost, with exponential backoff from 50 ms; 0 means
+	// DefaultRetries (3), a negative value none. Writes are retried only when
+	// the request never reached the server.
+	Retries int
+}
+
+// New returns a store on db, a *bun.DB or a bun.Tx (then every call runs
+// inside that transaction). The database must be migrated (repository.Migrate).
+func New(db bun.IDB, o Options) (*Store, error) {
+	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
+		return nil, err
+	}
+	t := o.TruncateLength
+	if t == 0 {
+		t = compressor.DefaultTruncateLength
+	}
+	c, err := compressor.New(t)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	retries := o.Retries
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	return &Store{db: db, drv: driverFor(db), sql: repository.SQLOf(db), userID: o.UserID, comp: c,
+		enabled: !o.Disabled, now: now, retries: retries}, nil
+}
+
+// UserID returns the tenant the store is bound to.
+func (s *Store) UserID() string { return s.userID }
+
+// Enabled reports whether storage is on.
+func (s *Store) Enabled() bool { return s.enabled }
+
+// clock is the store's time, truncated to what the database keeps.
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
