@@ -172,7 +172,7 @@ func Migrations() *migrate.Migrations {
 		},
 		func(pg bool) []string {
 			if pg {
-				return []string{`DROP FUNCTION IF EXISTS `+StoreBatchFunction+`(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)`, storeFunctionDDL}
+				return []string{`DROP FUNCTION IF EXISTS ` + StoreBatchFunction + `(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)`, storeFunctionDDL}
 			}
 			return nil
 		})
