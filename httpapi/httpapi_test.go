@@ -307,3 +307,48 @@ func TestMiddleware(t *testing.T) {
 	// no session id: passes through without a turn
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 }
+
+// Over HTTP, alice's session is, for bob, a session that does not exist: every
+// route answers 404 (the load, an empty history) and alice's session is as
+// she left it.
+func TestTenancyHTTP(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewPostgres(t), Options{})
+	id := "6e3e7151-1111-4222-8333-944445555666"
+	long := strings.Repeat("alice's long answer ", 3)
+	if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/" + id + "/messages", user: "alice",
+		body: `[{"role":"user","content":"hi"},{"role":"assistant","content":"` + long + `"}]`}); code != 201 {
+		t.Fatalf("alice stores: %d %s", code, body)
+	}
+	_, hist, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages", user: "alice"})
+	i := strings.Index(hist, `"_entity_key":"`)
+	if i < 0 {
+		t.Fatalf("no key in %s", hist)
+	}
+	key := hist[i+len(`"_entity_key":"`):]
+	key = key[:strings.IndexByte(key, '"')]
+	for _, c := range []call{
+		{method: "POST", path: "/v1/sessions/" + id + "/messages", body: `[{"role":"user","content":"intrude"}]`},
+		{method: "GET", path: "/v1/sessions/" + id},
+		{method: "PATCH", path: "/v1/sessions/" + id, body: `{"agent_name":"bob"}`},
+		{method: "POST", path: "/v1/sessions/" + id + "/cancel", body: `{"reason":"hijack"}`},
+		{method: "POST", path: "/v1/sessions/" + id + "/fork", body: `{}`},
+		{method: "DELETE", path: "/v1/sessions/" + id},
+		{method: "GET", path: "/v1/lookup?key=" + key},
+	} {
+		c.user = "bob"
+		if code, body, _ := do(t, api, c); code != 404 || strings.Contains(body, "active") {
+			t.Errorf("bob %s %s: %d %s", c.method, c.path, code, body)
+		}
+	}
+	if code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages", user: "bob"}); code != 200 || strings.TrimSpace(body) != "[]" {
+		t.Errorf("bob loads alice's session: %d %s", code, body)
+	}
+	code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id, user: "alice"})
+	if code != 200 || !strings.Contains(body, `"status":"active"`) || strings.Contains(body, "bob") {
+		t.Fatalf("alice's session changed: %d %s", code, body)
+	}
+	if _, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages", user: "alice"}); strings.Contains(body, "intrude") {
+		t.Fatal("bob's message landed in alice's session")
+	}
+}

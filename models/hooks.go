@@ -61,12 +61,23 @@ func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	if insert {
 		fillTimes(&s.CreatedAt, &s.UpdatedAt)
 	}
+	s.FillDefaults()
+	return nil
+}
+
+// FillDefaults sets the peer's default status and the JSON and array
+// columns' defaults where they are unset. The write hooks call it; so does
+// code that renders an INSERT without running them (import's COPY path).
+func (s *Session) FillDefaults() {
 	if s.Status == "" {
 		s.Status = StatusActive
 	}
 	fillDefaults(&s.Tags, &s.GraphEdges, &s.Metadata)
-	return nil
 }
+
+// FillDefaults sets the JSON and array columns' defaults where unset (see
+// Session.FillDefaults).
+func (m *Message) FillDefaults() { fillDefaults(&m.Tags, &m.GraphEdges, &m.Metadata) }
 
 // BeforeAppendModel fills zero timestamps and the JSON and array columns'
 // defaults.
@@ -78,6 +89,6 @@ func (m *Message) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	if insert {
 		fillTimes(&m.CreatedAt, &m.UpdatedAt)
 	}
-	fillDefaults(&m.Tags, &m.GraphEdges, &m.Metadata)
+	m.FillDefaults()
 	return nil
 }

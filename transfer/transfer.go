@@ -334,9 +334,11 @@ func (r *importRecord) session() (*models.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
+	s := &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
 		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID,
-		CreatedAt: c, UpdatedAt: u, DeletedAt: d}, nil
+		CreatedAt: c, UpdatedAt: u, DeletedAt: d}
+	s.FillDefaults() // the PostgreSQL path renders its INSERT without bun's hooks
+	return s, nil
 }
 
 func (r *importRecord) message() (*models.Message, error) {
@@ -356,6 +358,7 @@ func (r *importRecord) message() (*models.Message, error) {
 	if len(r.ToolCalls) > 0 && string(r.ToolCalls) != "null" {
 		m.ToolCalls = models.NullJSON(bytes.Clone(r.ToolCalls))
 	}
+	m.FillDefaults()
 	return m, nil
 }
 

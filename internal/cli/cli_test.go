@@ -308,3 +308,52 @@ func TestDemoCleanHome(t *testing.T) {
 		t.Fatalf("demo output:\n%s", out.String())
 	}
 }
+
+// Commands that only read never migrate and never create a file or a table:
+// on a missing SQLite file and on an empty PostgreSQL schema they say what to
+// run (exit 3) and leave both as they were.
+func TestReadOnlyCommandsTouchNothing(t *testing.T) {
+	t.Parallel()
+	readers := [][]string{
+		{"load", "--session-id", "s"},
+		{"load", "--session-id", "s", "--format", "pydantic-ai"},
+		{"lookup", "session-6e3e7151-1111-4222-8333-944445555666-msg-1"},
+		{"export", "--all"},
+		{"sessions", "get", "s"},
+		{"sessions", "list"},
+		{"sessions", "usage", "s"},
+		{"migrate", "status"},
+	}
+	path := filepath.Join(t.TempDir(), "never.db")
+	pgURL := dbtest.NewPostgresURL(t)
+	for _, db := range []string{path, pgURL} {
+		for _, args := range readers {
+			r := run(t, map[string]string{"REMSTORE_DB": db}, "", args...)
+			isStatus := args[0] == "migrate"
+			switch {
+			case isStatus && db == pgURL:
+				if r.code != 0 || !strings.Contains(r.stdout, "pending") {
+					t.Errorf("%v on an empty schema: %d %q %q", args, r.code, r.stdout, r.stderr)
+				}
+			case r.code != cli.ExitUnavailable || !strings.Contains(r.stderr, "database not migrated: run remstore migrate up"):
+				t.Errorf("%v on %s: exit %d %q", args, map[bool]string{true: "PostgreSQL", false: "SQLite"}[db == pgURL], r.code, r.stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a read-only command created %s: %v", path, err)
+	}
+	raw := dbtest.OpenRaw(t, pgURL)
+	var n int
+	if err := raw.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()").Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Errorf("read-only commands created %d tables (%v)", n, err)
+	}
+	// A path the user typed whose folder is missing is an error, not a new folder.
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")
+	if r := run(t, map[string]string{"REMSTORE_DB": missing}, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "s"); r.code != cli.ExitUnavailable || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("store into a missing folder: %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Error("the missing folder was created")
+	}
+}
