@@ -15,9 +15,9 @@ mkdir -p .test-output
 go build -o .test-output/remstore ./cmd/remstore
 export REMSTORE_BIN=$PWD/.test-output/remstore
 
-for req in interop/requirements-*.txt; do
-  name=$(basename "$req" .txt); name=${name#requirements-}
-  venv=interop/.venv-$name
+# venv NAME REQUIREMENTS: interop/.venv-NAME, (re)built when the file changes.
+venv() {
+  local venv=interop/.venv-$1 req=$2 stamp
   stamp=$(sha256sum "$req" | cut -c1-16)
   if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "interop: creating $venv from $req" >&2
@@ -26,12 +26,30 @@ for req in interop/requirements-*.txt; do
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
     echo "$stamp" >"$venv/.stamp"
   fi
-  version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pydantic-ai-slim"))')
-  echo "== pytest with pydantic-ai-slim $version"
+}
+
+# pytest VENV ARGS...: exit 5 (nothing collected) is a failure too.
+run_pytest() {
+  local venv=$1; shift
   set +e
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider interop
-  rc=$?
+  "interop/.venv-$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+  local rc=$?
   set -e
   if [ $rc -eq 5 ]; then echo "interop: FAIL: pytest collected no tests" >&2; exit 1; fi
   [ $rc -eq 0 ] || exit $rc
+}
+
+for req in interop/requirements-*.txt; do
+  name=$(basename "$req" .txt); name=${name#requirements-}
+  venv "$name" "$req"
+  version=$("interop/.venv-$name/bin/python" -c 'import importlib.metadata as m; print(m.version("pydantic-ai-slim"))')
+  echo "== pytest with pydantic-ai-slim $version"
+  run_pytest "$name" interop --ignore=interop/peer
 done
+
+# The peer's own code against the same PostgreSQL, both ways (interop/peer).
+# Without ../shared/peer (a user's clone) the suite reports itself skipped;
+# under REMSTORE_REQUIRE_ALL=1 it fails instead.
+echo "== the peer's own code (../shared/peer), both ways"
+venv peer interop/peer/requirements.txt
+run_pytest peer interop/peer -rs

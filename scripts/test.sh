@@ -14,8 +14,19 @@ export REMSTORE_REQUIRE_PG=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_PYTHON=$REMSTO
 
 # shellcheck source=scripts/pg.sh
 source scripts/pg.sh
+# shellcheck source=scripts/pgvector.sh
+source scripts/pgvector.sh
 trap pg_stop EXIT
 if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
+  # The peer's install.sql needs the vector type; it is built before any
+  # cluster starts (see scripts/pgvector.sh). Without ../shared/peer there
+  # is no peer suite to need it.
+  if [ -d "${REMSTORE_SHARED_DIR:-../shared}/peer" ] && bin=$(pg_bindir) && [ -n "$bin" ]; then
+    if ! pgvector_ensure "$bin"; then
+      [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: pgvector could not be installed for the peer's schema" >&2; exit 1; }
+      echo "test: pgvector unavailable; the peer suite will use remstore-migrated databases only" >&2
+    fi
+  fi
   if ! pg_start; then
     [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: PostgreSQL could not be started" >&2; exit 1; }
     echo "test: PostgreSQL unavailable; its tests will be skipped" >&2
