@@ -211,6 +211,7 @@ const (
 	ctxRequestID ctxKey = iota
 	ctxUser
 	ctxPattern
+	ctxUserSlot // *string the auth step fills with the effective user, for the log line
 )
 
 type statusWriter struct {
@@ -243,8 +244,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b)
 		}
 		w.Header().Set("X-Request-Id", id)
-		route := "unmatched"
-		ctx := context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), ctxPattern, &route)
+		route, user := "unmatched", ""
+		ctx := context.WithValue(context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), ctxPattern, &route), ctxUserSlot, &user)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
@@ -256,8 +257,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.m.requests.WithLabelValues(r.Method, route, strconv.Itoa(code)).Inc()
 		s.m.latency.WithLabelValues(r.Method, route).Observe(d.Seconds())
 		s.o.Logger.Info("request", "id", id, "method", r.Method, "path", r.URL.Path, "route", route,
-			"status", code, "duration_ms", float64(d.Microseconds())/1000, "user", r.Header.Get("X-User-Id"),
-			"tenant", tenantOf(r))
+			"status", code, "duration_ms", float64(d.Microseconds())/1000,
+			// The store's tenant is the user (isolation is by user, as in the
+			// peer); X-Tenant-Id is only recorded.
+			"user", user, "x_tenant_id", tenantOf(r))
 	})
 }
 
@@ -343,6 +346,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		if user == "" {
 			user = DefaultUserID
+		}
+		if slot, ok := r.Context().Value(ctxUserSlot).(*string); ok {
+			*slot = user // for the request log line
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxUser, user)))
 	})

@@ -40,7 +40,7 @@ file's content as JSON.`,
 				return writeJSON(e, f)
 			}
 			w := e.stdout
-			fmt.Fprintf(w, "session %s: %d invocations (%s)\n", f.SessionID, len(f.Invocations), audit.Path(dir, args[0]))
+			fmt.Fprintf(w, "session %s: %s (%s)\n", f.SessionID, plural(len(f.Invocations), "invocation"), audit.Path(dir, args[0]))
 			for i, inv := range f.Invocations {
 				fmt.Fprintf(w, "\n#%d %v  agent=%v  history=%v  pydantic=%v\n   prompt: %s\n", i+1, inv["timestamp"], inv["agent_name"],
 					inv["raw_history_count"], inv["pydantic_messages_count"], oneLine(fmt.Sprint(inv["prompt"])))

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -143,7 +145,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 	pf.StringVar(&e.db, "db", "", "database: postgres:// URL or SQLite file path (env REMSTORE_DB)")
 	pf.StringVar(&e.userID, "user-id", "", "user id the store is bound to, written as tenant_id (env REMSTORE_USER_ID, default anonymous)")
 	pf.IntVar(&e.truncateLength, "truncate-length", 0, "T: assistant messages longer than 2T code points are cut (env REMSTORE_TRUNCATE_LENGTH, default 200)")
-	pf.StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (env REMSTORE_LOG_LEVEL, default warn)")
+	pf.StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (env REMSTORE_LOG_LEVEL; default warn, info for serve)")
 	pf.BoolVar(&e.jsonOut, "json", false, "machine-readable JSON output where the output is a table")
 	e.flags = pf
 
@@ -187,6 +189,9 @@ func (e *env) loadSettings(cmd *cobra.Command, o Options) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
+	if cfg.Sources[settings.KeyLogLevel] == "default" && cmd.Name() == "serve" {
+		cfg.LogLevel = "info" // a server logs each request unless told otherwise
+	}
 	e.cfg = cfg
 	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
@@ -219,4 +224,18 @@ func (e *env) readHistory() ([]models.HistoryMessage, error) {
 		return nil, usageErr("stdin: %v", err)
 	}
 	return msgs, nil
+}
+
+// plural is "1 message", "2 messages".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// isTerminal reports whether w is a terminal (not a pipe, file or buffer).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -223,11 +224,17 @@ A session that is not active rejects new messages.`,
 summarizer (roles and first words; library callers pass their own, e.g. an LLM)
 and appends it. Loads then return the summary and what follows it; every
 earlier message stays in the table and recoverable by its REM LOOKUP key. A
-tool call is never separated from its results.`,
+tool call is never separated from its results. With nothing to compact it says
+so and exits 0.`,
 		Example: "  remstore sessions compact chat-1 --keep-last 6",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			m, err := s.Compact(e.ctx, args[0], sessionstore.DeterministicSummary, co)
+			if errors.Is(err, sessionstore.ErrNothingToCompact) {
+				// A no-op, not a failure: exit 0 and say so.
+				_, err = fmt.Fprintf(e.stdout, "nothing to compact: the session has no more than --keep-last %d messages\n", co.KeepLast)
+				return err
+			}
 			if err != nil {
 				return err
 			}

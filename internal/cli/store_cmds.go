@@ -181,31 +181,52 @@ audit file (--agent-name and --prompt name the call).`,
 }
 
 func newLookupCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "lookup KEY",
+	var sessionID string
+	var index int
+	cmd := &cobra.Command{
+		Use:   "lookup KEY | lookup --session-id ID --index N",
 		Short: "Print the full text behind a REM LOOKUP key",
-		Long: `Prints the full content of the message behind the key, and nothing else. KEY may
-be the bare key or a "REM LOOKUP <key>" phrase. Only the --user-id tenant's
-messages are searched. Exit 1 when nothing is found.`,
-		Example: "  remstore lookup --user-id alice 'REM LOOKUP session-3f2a...-msg-4'",
-		Args:    cobra.ExactArgs(1),
+		Long: `Prints the full content of the message behind the key. KEY may be the bare key
+or a "REM LOOKUP <key>" phrase; --session-id with --index looks up the n-th
+message of a session instead (the same operation). Only the --user-id tenant's
+assistant messages are found. The text is printed as stored; a newline is
+added only when stdout is a terminal, so piped output is byte-exact.
+Exit 1 when nothing is found, 2 for a malformed key.`,
+		Example: "  remstore lookup --user-id alice 'REM LOOKUP session-3f2a...-msg-4'\n" +
+			"  remstore lookup --user-id alice --session-id chat-1 --index 1",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (sessionID != "") || len(args) > 1 {
+				return usageErr("give a KEY or --session-id with --index, not both")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, db, err := e.openStore(readOnly)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			full, err := s.Lookup(e.ctx, args[0])
+			var full string
+			if sessionID != "" {
+				full, err = s.LookupIndex(e.ctx, sessionID, index)
+			} else {
+				full, err = s.Lookup(e.ctx, args[0])
+			}
 			if err != nil {
 				if fe, ok := models.AsFieldError(err); ok {
 					return usageErr("%v", fe)
 				}
 				return err
 			}
-			_, err = fmt.Fprint(e.stdout, full)
+			if _, err = fmt.Fprint(e.stdout, full); err == nil && isTerminal(e.stdout) {
+				_, err = fmt.Fprintln(e.stdout)
+			}
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&sessionID, "session-id", "", "look up by session and --index instead of a key")
+	cmd.Flags().IntVar(&index, "index", 0, "the message's index in the session (with --session-id)")
+	return cmd
 }
 
 func newConvertCmd(e *env) *cobra.Command {

@@ -1,0 +1,4 @@
+// Package mcpserver offers REM LOOKUP and session history as Model Context
+// Protocol tools, so an agent can recover cut text itself: rem_lookup(key) and
+// session_history(session_id, compress). `remstore mcp` serves it on stdio.
+package mcpserver
