@@ -1,5 +1,5 @@
 # Every target is a thin wrapper; the scripts say what they do.
-.PHONY: demo test build lint fuzz soak bench
+.PHONY: demo test build lint fuzz soak bench vuln hygiene
 
 demo: ## the main job on the embedded SQLite default
 	go run ./cmd/remstore demo
@@ -23,3 +23,9 @@ soak: ## the 60-second soak (CI runs 5 s inside make test)
 
 bench: ## remstore bench at full sizes against a throwaway PostgreSQL
 	REMSTORE_BENCH_ONLY=1 scripts/test.sh
+
+vuln: ## govulncheck against the live Go vulnerability database (VULNDB=snapshot: ../shared/vulndb)
+	scripts/vuln.sh
+
+hygiene: ## fail on a tracked binary or a tracked file over 1 MB
+	scripts/hygiene.sh

@@ -121,10 +121,14 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 	return t, nil
 }
 
-// GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=
+// GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=&extras=
 func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
 	compress, err := boolParam(r, "compress", true)
+	if err != nil {
+		return err
+	}
+	extras, err := boolParam(r, "extras", false)
 	if err != nil {
 		return err
 	}
@@ -139,7 +143,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	if format != "dicts" && format != "pydantic-ai" {
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since}
+	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since, Extras: extras}
 	defer s.timed("load", time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {

@@ -126,7 +126,7 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 func newLoadCmd(e *env) *cobra.Command {
 	var o struct {
 		sessionID, format, systemPrompt, agentName, prompt string
-		noCompress                                         bool
+		noCompress, extras                                 bool
 	}
 	cmd := &cobra.Command{
 		Use:   "load --session-id ID",
@@ -149,7 +149,7 @@ audit file (--agent-name and --prompt name the call).`,
 				return err
 			}
 			defer db.Close()
-			lo := sessionstore.LoadOptions{NoCompress: o.noCompress}
+			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras}
 			if o.format == "dicts" { // streamed: memory stays flat however long the session
 				enc := models.NewHistoryEncoder(e.stdout)
 				if err := s.LoadEach(e.ctx, o.sessionID, lo, enc.Encode); err != nil {
@@ -172,6 +172,7 @@ audit file (--agent-name and --prompt name the call).`,
 	f := cmd.Flags()
 	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
+	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls and usage where stored (a plain load has the peer's keys only)")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
 	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")
