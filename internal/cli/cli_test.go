@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/internal/cli"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/repository"
@@ -356,4 +357,65 @@ func TestReadOnlyCommandsTouchNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
 		t.Error("the missing folder was created")
 	}
+}
+
+// The newcomer's-first-hour items (issue 17) that the README test does not
+// already run: each failed before its fix.
+func TestNewcomerItems(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "n.db"), "REMSTORE_USER_ID": "alice"}
+	hist, err := os.ReadFile(fixtures.Path("readme", "chat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, env, string(hist), "store", "--session-id", "chat-1"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	// 7: --all-tenants alone names what is missing.
+	if r := run(t, env, "", "export", "--all-tenants"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--all") || !strings.Contains(r.stderr, "--session-id") {
+		t.Errorf("export --all-tenants: %d %q", r.code, r.stderr)
+	}
+	// 8: compress prints the keys the store gave, and they resolve.
+	comp := run(t, env, string(hist), "compress", "--session-id", "chat-1")
+	loaded := run(t, env, "", "load", "--session-id", "chat-1")
+	ck, lk := keyIn(comp.stdout), keyIn(loaded.stdout)
+	if ck == "" || ck != lk {
+		t.Errorf("compress key %q, stored key %q", ck, lk)
+	}
+	if r := run(t, env, "", "lookup", ck); r.code != 0 || !strings.HasPrefix(r.stdout, "Here is a plan") || strings.HasSuffix(r.stdout, "\n") {
+		t.Errorf("lookup of compress's key: %d %q", r.code, r.stderr)
+	}
+	// 9: a malformed key is bad input (2), an unknown session's usage not found (1).
+	if r := run(t, env, "", "lookup", "REM LOOKUP"); r.code != cli.ExitUsage {
+		t.Errorf("malformed key: exit %d %q", r.code, r.stderr)
+	}
+	if r := run(t, env, "", "sessions", "usage", "no-such-session"); r.code != cli.ExitNotFound {
+		t.Errorf("usage of an unknown session: exit %d %q", r.code, r.stdout)
+	}
+	// 10: compacting nothing is a no-op (0); forking beyond the end is an error.
+	if r := run(t, env, "", "sessions", "compact", "chat-1", "--keep-last", "50"); r.code != 0 || !strings.Contains(r.stdout, "nothing to compact") {
+		t.Errorf("no-op compact: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, env, "", "sessions", "fork", "chat-1", "--up-to", "40"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "up_to") {
+		t.Errorf("fork --up-to 40 of 6: %d %q", r.code, r.stderr)
+	}
+	// 12: migrate status is a table whose columns line up.
+	st := run(t, env, "", "migrate", "status")
+	lines := strings.Split(strings.TrimSpace(st.stdout), "\n")
+	col := strings.Index(lines[0], "STATE")
+	for _, l := range lines[1:] {
+		if len(l) <= col || (l[col:] != "applied" && l[col:] != "pending") || l[col-1] != ' ' {
+			t.Errorf("migrate status misaligned:\n%s", st.stdout)
+			break
+		}
+	}
+}
+
+func keyIn(s string) string {
+	i := strings.Index(s, `"_entity_key":"`)
+	if i < 0 {
+		return ""
+	}
+	k := s[i+len(`"_entity_key":"`):]
+	return k[:strings.IndexByte(k, '"')]
 }
