@@ -2,10 +2,12 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,11 +30,12 @@ type Invocation struct {
 }
 
 // RecordIn appends an invocation to the session's file in dir, logging
-// errors: auditing must not break an agent call. The caller checks the switch
+// errors: auditing must not break an agent call, nor wait past ctx for
+// another process's lock. The caller checks the switch
 // (settings.Config.AuditEnabled); this package reads no environment.
-func RecordIn(dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
+func RecordIn(ctx context.Context, dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
 	inv := Invocation{Timestamp: time.Now(), AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount}
-	if err := Append(dir, sessionID, inv); err != nil {
+	if err := Append(ctx, dir, sessionID, inv); err != nil {
 		slog.Warn("remstore: audit dump failed", "session", sessionID, "err", err)
 	}
 }
@@ -71,19 +74,31 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // needed. Appends from goroutines and processes are serialized by a lock
 // file; the new content goes to a temp file renamed over the old, so a reader
 // never sees half a file. An existing file that does not parse is renamed to
-// "<name>.corrupt-<unix nanos>" and a new one is started.
-func Append(dir, sessionID string, inv Invocation) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("audit dir: %w", err)
+// "<name>.corrupt-<unix nanos>" and a new one is started. Nothing is followed
+// through a symlink (the file and its lock are opened O_NOFOLLOW; a symlink
+// planted in their place is an error), files are created 0600, a directory
+// writable by others without the sticky bit is refused, and the wait for the
+// lock ends with ctx (DefaultLockWait when ctx has no deadline).
+func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultLockWait)
+		defer cancel()
 	}
 	path := Path(dir, sessionID)
-	unlock, err := lockFile(path + ".lock")
+	unlock, err := lockFile(ctx, path+".lock")
 	if err != nil {
 		return fmt.Errorf("audit lock: %w", err)
 	}
 	defer unlock()
 
 	doc, err := readDoc(path)
+	if errors.Is(err, errSymlink) {
+		return fmt.Errorf("audit: %w", err)
+	}
 	if err != nil {
 		aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
 		if rerr := os.Rename(path, aside); rerr != nil {
@@ -125,7 +140,7 @@ func newDoc(sessionID string) *yaml.Node {
 // readDoc returns the top mapping of an existing file, nil when there is no
 // file (or an empty one), and an error when it is not a mapping of YAML.
 func readDoc(path string) (*yaml.Node, error) {
-	b, err := os.ReadFile(path)
+	b, err := readNoFollow(path)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(b)) == 0) {
 		return nil, nil
 	}
@@ -233,6 +248,45 @@ func setMapValue(m *yaml.Node, key string, v *yaml.Node) {
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 }
 
+// DefaultLockWait bounds the wait for another process's lock on a session's
+// file when the caller's context has no deadline of its own.
+const DefaultLockWait = 30 * time.Second
+
+// errSymlink marks a file that is a symlink: never followed, never replaced.
+var errSymlink = errors.New("is a symlink; refusing to follow it")
+
+func readNoFollow(path string) ([]byte, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) && strings.Contains(err.Error(), "symlink") {
+			return nil, fmt.Errorf("%s %w", path, errSymlink)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// checkDir creates the directory (0700) when missing and refuses one that
+// others can write to without the sticky bit: there, anyone could plant a
+// symlink or swap a file between our check and our write.
+func checkDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("audit dir: %w", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("audit dir: %w", err)
+	}
+	if m := st.Mode(); m&0o022 != 0 && m&os.ModeSticky == 0 {
+		return fmt.Errorf("audit dir %s is writable by group or others without the sticky bit (mode %v); refusing it", dir, m.Perm())
+	}
+	return nil
+}
+
+// writeAtomic writes a temp file (0600) in the same directory and renames it
+// over path: a rename replaces the directory entry itself, so a symlink
+// planted at path is replaced, never followed.
 func writeAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".audit-*.tmp")
 	if err != nil {
@@ -264,7 +318,7 @@ type File struct {
 
 // Read parses the session's audit file in dir.
 func Read(dir, sessionID string) (*File, error) {
-	b, err := os.ReadFile(Path(dir, sessionID))
+	b, err := readNoFollow(Path(dir, sessionID))
 	if err != nil {
 		return nil, err
 	}

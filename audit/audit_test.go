@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,7 +46,7 @@ func TestFileNameCannotEscape(t *testing.T) {
 	}
 	// Write one file for every trick id: all land in dir.
 	for _, id := range ids {
-		if err := Append(dir, id, Invocation{Timestamp: time.Now(), AgentName: "a"}); err != nil {
+		if err := Append(context.Background(), dir, id, Invocation{Timestamp: time.Now(), AgentName: "a"}); err != nil {
 			t.Fatalf("%q: %v", id, err)
 		}
 	}
@@ -66,7 +67,7 @@ func TestAppendRead(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2024, 1, 15, 10, 30, 0, 123456000, time.UTC)
 	for i := range 2 {
-		if err := Append(dir, "s1", Invocation{Timestamp: at, AgentName: "planner", Prompt: fmt.Sprint("p", i), RawSessionHistory: history(), PydanticMessagesCount: 3}); err != nil {
+		if err := Append(context.Background(), dir, "s1", Invocation{Timestamp: at, AgentName: "planner", Prompt: fmt.Sprint("p", i), RawSessionHistory: history(), PydanticMessagesCount: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,11 +99,11 @@ func TestAppendRead(t *testing.T) {
 func TestRecordIn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	RecordIn(dir, "gate", "a", "p", history(), 1)
+	RecordIn(context.Background(), dir, "gate", "a", "p", history(), 1)
 	if _, err := os.Stat(Path(dir, "gate")); err != nil {
 		t.Fatalf("no file: %v", err)
 	}
-	RecordIn(filepath.Join(Path(dir, "gate"), "sub"), "gate", "a", "p", nil, 0)
+	RecordIn(context.Background(), filepath.Join(Path(dir, "gate"), "sub"), "gate", "a", "p", nil, 0)
 }
 
 func TestCorruptFileSetAside(t *testing.T) {
@@ -112,7 +113,7 @@ func TestCorruptFileSetAside(t *testing.T) {
 	if err := os.WriteFile(p, []byte("session_id: c\ninvocations: [\n  - {half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Append(dir, "c", Invocation{Timestamp: time.Now()}); err != nil {
+	if err := Append(context.Background(), dir, "c", Invocation{Timestamp: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Read(dir, "c")
@@ -182,7 +183,7 @@ func TestHelperAppender(t *testing.T) {
 			defer wg.Done()
 			for i := g; i < n; i += 5 {
 				inv := Invocation{Timestamp: time.Now(), AgentName: "a", Prompt: fmt.Sprintf("%s-%d", os.Getenv("AUDIT_HELPER_ID"), i), RawSessionHistory: history()[:1]}
-				if err := Append(dir, "shared", inv); err != nil {
+				if err := Append(context.Background(), dir, "shared", inv); err != nil {
 					t.Error(err)
 				}
 			}

@@ -39,6 +39,20 @@ func decodeBody(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
+	// What JSON allows but the store refuses (lone surrogates, numbers JSONB
+	// cannot hold, a key twice) is a 400 naming the field, before anything
+	// is decoded or written.
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) == nil {
+		for k, v := range top {
+			if reason := models.CheckJSONValue(v); reason != "" {
+				return badInput(k, reason)
+			}
+		}
+	}
+	if reason := models.CheckJSONValue(b); reason != "" {
+		return badInput("body", reason)
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
@@ -118,6 +132,9 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 	if err != nil {
 		return t, badInput(name, "must be an RFC 3339 time")
 	}
+	if t.Year() < 1 {
+		return t, badInput(name, "must be in year 1 or later (PostgreSQL has no year 0)")
+	}
 	return t, nil
 }
 
@@ -167,7 +184,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	}
 	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
 	if s.o.AuditEnabled {
-		audit.RecordIn(s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+		audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
 	}
 	_, err = w.Write(convert.Marshal(msgs))
 	return err
@@ -242,10 +259,10 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st Store) 
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), sessionstore.SessionUpdate{Name: body.Name, AgentName: body.AgentName, Settings: body.Settings})
-	if err == nil && body.Status != nil {
-		info, err = st.SetStatus(r.Context(), r.PathValue("id"), *body.Status, body.Reason)
-	}
+	// One call, one transaction: a refused status leaves name, agent and
+	// settings unchanged.
+	info, err := st.UpdateSession(r.Context(), r.PathValue("id"), sessionstore.SessionUpdate{
+		Name: body.Name, AgentName: body.AgentName, Settings: body.Settings, Status: body.Status, Reason: body.Reason})
 	if err != nil {
 		return err
 	}

@@ -352,3 +352,74 @@ func TestTenancyHTTP(t *testing.T) {
 		t.Fatal("bob's message landed in alice's session")
 	}
 }
+
+// The outside attack's repros (issue 20): what PostgreSQL would refuse is a
+// 400 naming the field, never a 503, and nothing changes.
+func TestHardeningHTTP(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewPostgres(t), Options{})
+	if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/x/messages", user: "alice", body: `[{"role":"user","content":"hi"}]`}); code != 201 {
+		t.Fatalf("seed: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		c     call
+		code  int
+		field string
+	}{
+		{call{method: "POST", path: "/v1/sessions/x/messages", body: `[{"role":"tool","content":"{}","tool_arguments":{"a":"\ud800"}}]`}, 400, "messages[0].tool_arguments"},
+		{call{method: "POST", path: "/v1/sessions/x/messages", body: `[{"role":"user","content":"\udc00"}]`}, 400, "messages[0].content"},
+		{call{method: "POST", path: "/v1/sessions/x/messages", body: `[{"role":"assistant","content":"x","usage":{"n":1e999999}}]`}, 400, "messages[0].usage"},
+		{call{method: "POST", path: "/v1/sessions/x/messages", body: `[{"role":"tool","content":"x","tool_arguments":{"q":1,"q":2}}]`}, 400, "messages[0].tool_arguments"},
+		{call{method: "PATCH", path: "/v1/sessions/x", body: `{"settings":{"a":1e999999}}`}, 400, "settings"},
+		{call{method: "PATCH", path: "/v1/sessions/x", body: `{"settings":{"a":"\ud800"}}`}, 400, "settings"},
+		{call{method: "POST", path: "/v1/sessions/x/cancel", body: `{"reason":"\ud800"}`}, 400, "reason"},
+		{call{method: "GET", path: "/v1/sessions?created_after=0000-01-01T00:00:00Z"}, 400, "created_after"},
+		{call{method: "PATCH", path: "/v1/sessions/x", body: `{"agent_name":"SHOULD-NOT-STICK","settings":{"model":"changed"},"status":"bogus"}`}, 400, "status"},
+		{call{method: "PATCH", path: "/v1/sessions/x", body: `{"agent_name":"SHOULD-NOT-STICK","settings":{"model":"changed"},"status":"active"}`}, 409, "status"},
+	} {
+		tc.c.user = "alice"
+		code, body, _ := do(t, api, tc.c)
+		var eb ErrorBody
+		_ = json.Unmarshal([]byte(body), &eb)
+		if code != tc.code || eb.Error.Field != tc.field {
+			t.Errorf("%s %s %.60s: %d %s, want %d naming %s", tc.c.method, tc.c.path, tc.c.body, code, body, tc.code, tc.field)
+		}
+	}
+	_, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/x", user: "alice"})
+	if strings.Contains(body, "SHOULD-NOT-STICK") || strings.Contains(body, "changed") || !strings.Contains(body, `"status":"active"`) {
+		t.Errorf("a refused request changed the session: %s", body)
+	}
+	if _, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/x/messages", user: "alice"}); strings.Count(body, `"role"`) != 1 {
+		t.Errorf("a refused store wrote: %s", body)
+	}
+	// The bearer scheme is case-insensitive.
+	r := httptest.NewRequest("GET", "/v1/sessions", nil)
+	r.Header.Set("Authorization", "bearer "+key)
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Errorf("lower-case bearer: %d", w.Code)
+	}
+}
+
+// Keys with "=" (base64 padding) stay whole; "key=user" binds when the right
+// side is a user id.
+func TestParseAPIKeys(t *testing.T) {
+	t.Parallel()
+	got, err := ParseAPIKeys("c2VjcmV0LWtleS0xMjM0NQ==, c2VjcmV0LWtleS0xMjM0NQ===alice,plain-key-0123456789=bob\n# comment\nanother-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []APIKey{{"c2VjcmV0LWtleS0xMjM0NQ==", ""}, {"c2VjcmV0LWtleS0xMjM0NQ==", "alice"}, {"plain-key-0123456789", "bob"}, {"another-key-0123456789", ""}}
+	if len(got) != len(want) {
+		t.Fatalf("%+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("key %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if _, err := ParseAPIKeys("short=alice"); err == nil {
+		t.Error("a short key accepted")
+	}
+}

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,8 +46,12 @@ type APIKey struct {
 	UserID string
 }
 
-// ParseAPIKeys reads "key1,key2=alice": comma-separated keys, each optionally
-// bound to a user id with "=".
+// ParseAPIKeys reads "key1,key2=alice": comma- or newline-separated keys,
+// each optionally bound to a user id. A key is bound when the text after its
+// last "=" is a user id (letters, digits and . _ @ -); otherwise the whole
+// text is the key, so base64 keys ending in "=" padding stay whole
+// ("c2VjcmV0LWtleS0xMjM0NQ==" is a key; "c2VjcmV0LWtleS0xMjM0NQ===alice" is
+// that key bound to alice).
 func ParseAPIKeys(s string) ([]APIKey, error) {
 	var out []APIKey
 	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
@@ -53,13 +59,26 @@ func ParseAPIKeys(s string) ([]APIKey, error) {
 		if part == "" || strings.HasPrefix(part, "#") {
 			continue
 		}
-		k, u, _ := strings.Cut(part, "=")
+		k, u := part, ""
+		if i := strings.LastIndexByte(part, '='); i >= 0 && userIDPattern.MatchString(part[i+1:]) {
+			k, u = part[:i], part[i+1:]
+		}
 		if len(k) < 16 {
 			return nil, errors.New("API keys must be at least 16 characters")
 		}
-		out = append(out, APIKey{Key: k, UserID: strings.TrimSpace(u)})
+		out = append(out, APIKey{Key: k, UserID: u})
 	}
 	return out, nil
+}
+
+var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,256}$`)
+
+// bearer reads "Authorization: Bearer <token>"; the scheme is
+// case-insensitive (RFC 9110 §11.1).
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	tok = strings.TrimSpace(tok)
+	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
 // Options configures the API.
@@ -318,8 +337,8 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		user := r.Header.Get("X-User-Id")
 		if !s.o.Insecure {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || tok == "" {
+			tok, ok := bearer(r.Header.Get("Authorization"))
+			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
 				writeError(w, http.StatusUnauthorized, "unauthorized", "missing bearer API key", "Authorization")
 				return
@@ -413,7 +432,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "session_not_active", err.Error(), "")
 	case errors.Is(err, sessionstore.ErrInvalidTransition):
 		writeError(w, http.StatusConflict, "invalid_transition", err.Error(), "status")
-	case errors.Is(err, context.DeadlineExceeded):
+	case repository.IsDataException(err):
+		writeError(w, http.StatusBadRequest, "invalid_input", "the database refused a value of the request: "+dbMessage(err), "")
+	case repository.IsTimeout(err):
 		writeError(w, http.StatusServiceUnavailable, "timeout", "request timed out", "")
 	default:
 		s.o.Logger.Error("request failed", "id", r.Context().Value(ctxRequestID), "err", err)
@@ -433,4 +454,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// dbMessage is the server's own message of a database error, without SQL.
+func dbMessage(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	return "invalid value"
 }

@@ -291,6 +291,9 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 		if !utf8.Valid(raw) {
 			return m, &FieldError{Index: i, Field: k, Reason: "invalid UTF-8"}
 		}
+		if reason := CheckJSONValue(raw); reason != "" {
+			return m, &FieldError{Index: i, Field: k, Reason: reason}
+		}
 		isNull := string(raw) == "null"
 		str := func(dst *string, nullable bool) error {
 			if isNull && nullable {

@@ -1,9 +1,13 @@
 package repository
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Sentinel errors of this package. Repository[T], the session message store
@@ -26,4 +30,25 @@ func interpret(err error) error {
 		return fmt.Errorf("%w", ErrNotFound)
 	}
 	return err
+}
+
+// IsDataException reports whether err is PostgreSQL refusing a value the
+// caller sent (SQLSTATE class 22, data exception: out-of-range numbers and
+// dates, invalid text): the caller's fault, never an outage. Transports map
+// it to bad input (HTTP 400, exit 2), not to "storage unavailable".
+func IsDataException(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22")
+}
+
+// IsTimeout reports whether err is a deadline: the caller's context, or
+// PostgreSQL cancelling the statement (57014, statement_timeout or a lock wait
+// past it). Transports answer "timeout" for it on every route.
+func IsTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57014"
+	}
+	var ne interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }

@@ -20,7 +20,8 @@ var transitions = map[string][]string{
 	models.StatusCompleted: {models.StatusActive},
 }
 
-// CheckTransition reports whether from -> to is allowed.
+// CheckTransition reports whether from -> to is allowed (ErrInvalidTransition
+// when not); UpdateSession and SetStatus apply it.
 func CheckTransition(from, to string) error {
 	if from == "" {
 		from = models.StatusActive
@@ -39,6 +40,11 @@ type SessionUpdate struct {
 	Name      *string
 	AgentName *string
 	Settings  map[string]any
+	// Status, when set, moves the session along its lifecycle (as SetStatus,
+	// with Reason) in the same transaction: a refused transition leaves name,
+	// agent and settings unchanged too.
+	Status *string
+	Reason string
 }
 
 // ExpireOptions controls Expire.
@@ -86,31 +92,34 @@ func (s *Store) modifySession(ctx context.Context, sessionKey string, fn func(tx
 // records the reason as a system message; the reason also goes to
 // metadata.reason.
 func (s *Store) SetStatus(ctx context.Context, sessionKey, status, reason string) (SessionInfo, error) {
-	if err := CheckText(-1, "reason", reason, 0); err != nil {
-		return SessionInfo{}, err
+	return s.UpdateSession(ctx, sessionKey, SessionUpdate{Status: &status, Reason: reason})
+}
+
+// statuses are the lifecycle's states; anything else is bad input.
+var statuses = map[string]bool{models.StatusActive: true, models.StatusCompleted: true, models.StatusCancelled: true, models.StatusError: true}
+
+// setStatus is the status part of an update, inside its transaction.
+func (s *Store) setStatus(ctx context.Context, tx bun.Tx, sessionKey string, sess *models.Session, status, reason string) error {
+	if err := CheckTransition(sess.Status, status); err != nil {
+		return err
 	}
-	return s.modifySession(ctx, sessionKey, func(tx bun.Tx, sess *models.Session) error {
-		if err := CheckTransition(sess.Status, status); err != nil {
+	if (status == models.StatusCancelled || status == models.StatusError) && reason != "" {
+		msg := models.HistoryMessage{Role: models.RoleSystem, Content: fmt.Sprintf("Session %s: %s", status, reason)}
+		p, err := s.plan(sess.ID, sessionKey, []models.HistoryMessage{msg}, "", writeOpts{allowInactive: true})
+		if err != nil {
 			return err
 		}
-		if (status == models.StatusCancelled || status == models.StatusError) && reason != "" {
-			msg := models.HistoryMessage{Role: models.RoleSystem, Content: fmt.Sprintf("Session %s: %s", status, reason)}
-			p, err := s.plan(sess.ID, sessionKey, []models.HistoryMessage{msg}, "", writeOpts{allowInactive: true})
-			if err != nil {
-				return err
-			}
-			if _, err := s.write(ctx, tx, p); err != nil {
-				return err
-			}
+		if _, err := s.write(ctx, tx, p); err != nil {
+			return err
 		}
-		sess.Status = status
-		if reason != "" {
-			sess.Metadata["reason"] = reason
-		} else {
-			delete(sess.Metadata, "reason")
-		}
-		return nil
-	})
+	}
+	sess.Status = status
+	if reason != "" {
+		sess.Metadata["reason"] = reason
+	} else {
+		delete(sess.Metadata, "reason")
+	}
+	return nil
 }
 
 // RenameSession sets the session's name.
@@ -140,8 +149,19 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 			return SessionInfo{}, err
 		}
 	}
-	return s.modifySession(ctx, sessionKey, func(_ bun.Tx, sess *models.Session) error {
+	if u.Status != nil && !statuses[*u.Status] {
+		return SessionInfo{}, fieldErr(-1, "status", "%q is not active, completed, cancelled or error", *u.Status)
+	}
+	if err := CheckText(-1, "reason", u.Reason, 0); err != nil {
+		return SessionInfo{}, err
+	}
+	// Everything is checked above; the changes below happen in one
+	// transaction, so a refused transition leaves the session as it was.
+	return s.modifySession(ctx, sessionKey, func(tx bun.Tx, sess *models.Session) error {
 		applyUpdate(sess, u)
+		if u.Status != nil {
+			return s.setStatus(ctx, tx, sessionKey, sess, *u.Status, u.Reason)
+		}
 		return nil
 	})
 }

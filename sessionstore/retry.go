@@ -48,12 +48,18 @@ func (s *Store) withRetry(ctx context.Context, what string, retryable func(error
 		if err = op(); err == nil || !retryable(err) || attempt >= s.retries {
 			break
 		}
+		if ctx.Err() != nil {
+			break // the caller's deadline, not a lost connection: say so below
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: %w", what, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait *= 2
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 	if connectionLost(err) {
 		return fmt.Errorf("%w: %s: connection to the database lost (%d attempts): %v", ErrUnavailable, what, s.retries+1, firstLine(err))

@@ -129,10 +129,26 @@ func TestLifecycle(t *testing.T) {
 		if last := h[len(h)-1]; last.Role != "system" || !strings.Contains(last.Content, "user pressed stop") {
 			t.Fatalf("reason not recorded as a system message: %+v", h)
 		}
-		for _, to := range []string{"active", "completed", "error", "bogus"} {
+		for _, to := range []string{"active", "completed", "error"} {
 			if _, err := s.SetStatus(ctx, "life", to, ""); !errors.Is(err, sessionstore.ErrInvalidTransition) {
 				t.Errorf("cancelled -> %s: %v", to, err)
 			}
+		}
+		// An unknown status is bad input, not a refused transition.
+		if _, err := s.SetStatus(ctx, "life", "bogus", ""); err == nil {
+			t.Error("status bogus accepted")
+		} else if fe, ok := models.AsFieldError(err); !ok || fe.Field != "status" {
+			t.Errorf("status bogus: %v, want a field error on status", err)
+		}
+		// An update is atomic: a refused transition changes nothing else.
+		name, agent := "SHOULD-NOT-STICK", "SHOULD-NOT-STICK"
+		active := "active"
+		if _, err := s.UpdateSession(ctx, "life", sessionstore.SessionUpdate{Name: &name, AgentName: &agent,
+			Settings: map[string]any{"model": "changed"}, Status: &active}); !errors.Is(err, sessionstore.ErrInvalidTransition) {
+			t.Fatalf("update with a refused transition: %v", err)
+		}
+		if info, _, _ := s.GetSession(ctx, "life", sessionstore.LoadOptions{}); info.Name == name || info.AgentName == agent || info.Settings["model"] != nil {
+			t.Fatalf("a refused update changed the session: %+v", info)
 		}
 		store(t, s, "fail", msg("user", "x"))
 		if info, err := s.SetStatus(ctx, "fail", "error", "model crashed"); err != nil || info.Status != "error" {

@@ -52,7 +52,9 @@ type Config struct {
 	TruncateLength int
 	// AuditEnabled mirrors DEBUG_AUDIT_SESSION (set and not empty).
 	AuditEnabled bool
-	// AuditDir is DEBUG_AUDIT_DIR. Default: the system temp directory.
+	// AuditDir is DEBUG_AUDIT_DIR. Default: DefaultAuditDir(), a private
+	// directory in the user's state directory (not the shared temp directory,
+	// where another user could plant symlinks).
 	AuditDir string
 	// LogLevel is debug, info, warn or error. Default warn.
 	LogLevel string
@@ -169,7 +171,7 @@ func Load(opts Options) (Config, error) {
 	cfg.TruncateLength = n
 	cfg.APIKeys = str(KeyAPIKeys, "")
 	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
-	cfg.AuditDir = str(KeyAuditDir, os.TempDir())
+	cfg.AuditDir = str(KeyAuditDir, DefaultAuditDir())
 	cfg.LogLevel = strings.ToLower(str(KeyLogLevel, DefaultLogLevel))
 	for key, dst := range map[string]*time.Duration{KeyConnectTimeout: &cfg.ConnectTimeout, KeyStatementTimeout: &cfg.StatementTimeout} {
 		def := "0s"
@@ -311,4 +313,17 @@ func dataDir() string {
 		return filepath.Join(h, ".local", "share")
 	}
 	return os.TempDir()
+}
+
+// DefaultAuditDir is where audit dumps go without DEBUG_AUDIT_DIR:
+// $XDG_STATE_HOME/remstore/audit, else ~/.local/state/remstore/audit (the
+// audit package creates it 0700).
+func DefaultAuditDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "remstore", "audit")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "state", "remstore", "audit")
+	}
+	return filepath.Join(dataDir(), "remstore", "audit")
 }

@@ -99,6 +99,8 @@ func classify(err error) int {
 		return ee.code
 	case errors.Is(err, repository.ErrNotFound):
 		return ExitNotFound
+	case repository.IsDataException(err):
+		return ExitUsage
 	case errors.Is(err, repository.ErrUnavailable):
 		return ExitUnavailable
 	case errors.Is(err, sessionstore.ErrSessionNotActive), errors.Is(err, sessionstore.ErrInvalidTransition):

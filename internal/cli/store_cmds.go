@@ -163,7 +163,7 @@ audit file (--agent-name and --prompt name the call).`,
 			}
 			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
 			if e.cfg.AuditEnabled {
-				audit.RecordIn(e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
+				audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
 			}
 			_, err = e.stdout.Write(convert.Marshal(msgs))
 			return err
