@@ -68,6 +68,28 @@ func (c *Compressor) Compress(m models.HistoryMessage, key string) (models.Histo
 	}
 	n := utf8.RuneCountInString(m.Content)
 	head, tail := splitRunes(m.Content, c.t, n-c.t)
+	return c.cut(out, head, tail, n, key), nil
+}
+
+// CompressParts is Compress for a message whose content arrives already cut:
+// head and tail are its first and last T code points and length its length
+// in code points (the database sends only these for a long answer; the
+// middle never leaves the server). The result is byte for byte what Compress
+// gives on the full content; m's own content is ignored. It is an error when
+// the parts do not fit T (the query and the compressor disagree).
+func (c *Compressor) CompressParts(m models.HistoryMessage, head, tail string, length int, key string) (models.HistoryMessage, error) {
+	if !utf8.ValidString(head) || !utf8.ValidString(tail) {
+		return m.Clone(), ErrInvalidUTF8
+	}
+	if length <= 2*c.t || utf8.RuneCountInString(head) != c.t || utf8.RuneCountInString(tail) != c.t {
+		return m.Clone(), fmt.Errorf("compressor: parts (%d+%d of %d code points) do not fit T = %d",
+			utf8.RuneCountInString(head), utf8.RuneCountInString(tail), length, c.t)
+	}
+	return c.cut(m.Clone(), head, tail, length, key), nil
+}
+
+// cut assembles the compressed message: the one place that writes the hint.
+func (c *Compressor) cut(out models.HistoryMessage, head, tail string, n int, key string) models.HistoryMessage {
 	var hint string
 	if key != "" {
 		hint = "\n\n... [Message truncated - REM LOOKUP " + key + " to recover full content] ...\n\n"
@@ -78,7 +100,7 @@ func (c *Compressor) Compress(m models.HistoryMessage, key string) (models.Histo
 	out.Compressed = true
 	out.OriginalLength = n
 	out.EntityKey = key
-	return out, nil
+	return out
 }
 
 // splitRunes returns s up to code point i and s from code point j on.

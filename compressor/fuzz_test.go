@@ -126,3 +126,31 @@ func formatInt(n int) string {
 	}
 	return string(b)
 }
+
+// CompressParts on the head, tail and length of a content gives exactly what
+// Compress gives on the content: the database may cut, the output is the same.
+func FuzzCompressParts(f *testing.F) {
+	for _, s := range []string{"abcdefghij", "ééééééééé😀😀😀", "e\u0301e\u0301e\u0301e\u0301e\u0301", "line\r\nline\r\nline"} {
+		f.Add(s, 2, "session-x-msg-1")
+		f.Add(s, 1, "")
+	}
+	f.Fuzz(func(t *testing.T, content string, tl int, key string) {
+		if tl < 1 || tl > 50 || !utf8.ValidString(content) {
+			return
+		}
+		c, _ := New(tl)
+		m := models.HistoryMessage{Role: models.RoleAssistant, Content: content}
+		want, err := c.Compress(m, key)
+		if err != nil || !want.Compressed {
+			return
+		}
+		r := []rune(content)
+		got, err := c.CompressParts(models.HistoryMessage{Role: models.RoleAssistant}, string(r[:tl]), string(r[len(r)-tl:]), len(r), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Content != want.Content || got.OriginalLength != want.OriginalLength || got.EntityKey != want.EntityKey || !got.Compressed {
+			t.Fatalf("parts %q\nfull  %q", got.Content, want.Content)
+		}
+	})
+}

@@ -19,6 +19,11 @@ type SQL struct {
 	Compaction string
 	// Unkeyed selects rows without a stored key (the peer's).
 	Unkeyed string
+	// Head and Tail are the first and last ? code points of content, Length
+	// its length in code points: a long answer is cut on the server, so its
+	// middle never crosses the wire (PostgreSQL's left/right/char_length in a
+	// UTF-8 database and SQLite's substr/length on TEXT count code points).
+	Head, Tail, Length string
 }
 
 var (
@@ -27,11 +32,17 @@ var (
 		EntityKey:  "metadata->>'entity_key'",
 		Compaction: "(metadata->>'compaction') = 'true'",
 		Unkeyed:    "(metadata->>'entity_key') IS NULL",
+		Head:       "left(content, ?)",
+		Tail:       "right(content, ?)",
+		Length:     "char_length(content)",
 	}
 	liteSQL = SQL{
 		EntityKey:  "json_extract(metadata, '$.entity_key')",
 		Compaction: "json_extract(metadata, '$.compaction') = 1",
 		Unkeyed:    "(json_extract(metadata, '$.entity_key')) IS NULL",
+		Head:       "substr(content, 1, ?)",
+		Tail:       "substr(content, -?)",
+		Length:     "length(content)",
 	}
 )
 

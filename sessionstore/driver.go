@@ -8,6 +8,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/remstore/remstore/repository"
 )
 
 // driver is the seam between the store's rules and one database: only what
@@ -49,35 +51,64 @@ type rowsArgs struct {
 	tenant string
 	offset int
 	limit  int64
+	// cut > 0 has the database cut live assistant answers longer than 2*cut
+	// code points to their first and last cut code points (storedRow.Tail,
+	// storedRow.Length): the middle, which a compressed load drops anyway,
+	// never leaves the server. 0 reads every content in full.
+	cut int
+}
+
+// args are the query's arguments in the order of its placeholders.
+func (q rowsArgs) args() []any {
+	return []any{q.cut, q.cut, q.cut, 2 * q.cut, q.sid, q.tenant, q.limit, q.offset}
 }
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
 const noLimit = int64(1) << 62
 
-// rowsQuery reads only the fields history assembly needs; -> and ->> mean the
-// same on PostgreSQL and SQLite, so one text serves both.
-const rowsQuery = `SELECT id, role, content, metadata->>'entity_key', metadata->>'tool_call_id', metadata->>'tool_name',
-	metadata->'tool_arguments', metadata->>'author', metadata->'usage', metadata->'compaction', metadata->'compacts_before',
-	tool_calls->'items', created_at, deleted_at
-	FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`
+// rowsQuery reads only the fields history assembly needs, a long answer cut
+// (see rowsArgs.cut); -> and ->> mean the same on PostgreSQL and SQLite, so
+// the texts differ only in the cut's functions (repository.SQL).
+func rowsQuery(d repository.SQL) string {
+	return `SELECT id, role, CASE WHEN c THEN ` + d.Head + ` ELSE content END, CASE WHEN c THEN ` + d.Tail + ` END,
+	CASE WHEN c THEN n ELSE -1 END, ek, tcid, tname, targs, author, usage, compaction, cb, items, created_at, deleted_at
+	FROM (SELECT id, role, content, created_at, deleted_at,
+		(? > 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Length + ` > ?) AS c, ` + d.Length + ` AS n,
+		metadata->>'entity_key' AS ek, metadata->>'tool_call_id' AS tcid, metadata->>'tool_name' AS tname,
+		metadata->'tool_arguments' AS targs, metadata->>'author' AS author, metadata->'usage' AS usage,
+		metadata->'compaction' AS compaction, metadata->'compacts_before' AS cb, tool_calls->'items' AS items
+		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?) x
+	ORDER BY created_at, id`
+}
+
+var (
+	rowsQueryLite  = rowsQuery(repository.SQLFor(false))
+	rowsQueryPGBun = rowsQuery(repository.SQLFor(true))  // bun inlines the ? values (in a transaction)
+	rowsQueryPG    = repository.Numbered(rowsQueryPGBun) // $n for pgx's statement cache (on a pool)
+)
 
 // eachRowSQL is eachRow through database/sql, for any dialect and for a
 // store running inside a transaction.
 func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	rs, err := db.QueryContext(ctx, rowsQuery, q.sid, q.tenant, q.limit, q.offset)
+	text := rowsQueryLite
+	if repository.IsPostgres(db) {
+		text = rowsQueryPGBun
+	}
+	rs, err := db.QueryContext(ctx, text, q.args()...)
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var r storedRow
-		var key, callID, name, author, compaction, before sql.NullString
+		var tail, key, callID, name, author, compaction, before sql.NullString
 		var args, usage, calls []byte
 		var created, deleted dbTime
-		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &created, &deleted); err != nil {
 			return err
 		}
+		r.Tail = tail.String
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
 		r.Compaction = compaction.String == "true"

@@ -81,7 +81,7 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 		if !ok {
 			return fmt.Errorf("not a pgx connection: %T", dc)
 		}
-		rs, err := c.Conn().Query(ctx, rowsQueryPG, pgx.QueryExecModeCacheStatement, q.sid, q.tenant, q.limit, q.offset)
+		rs, err := c.Conn().Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
 		if err != nil {
 			return err
 		}
@@ -90,13 +90,15 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 			var r storedRow
 			var id [16]byte
 			var role string
-			var key, callID, name, author, compaction, before *string
+			var tail, key, callID, name, author, compaction, before *string
 			var args, usage, calls []byte
 			var deleted *time.Time
-			if err := rs.Scan(&id, &role, &r.Content, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+			var length int32
+			if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 				&calls, &r.CreatedAt, &deleted); err != nil {
 				return err
 			}
+			r.Tail, r.Length = deref(tail), int(length)
 			r.ID, r.Role = uuid.UUID(id), models.Role(role)
 			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
 			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
@@ -111,7 +113,6 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 	})
 }
 
-var rowsQueryPG = repository.Numbered(rowsQuery)
 
 // numberedTexts caches repository.Numbered of the few query texts the store
 // uses, so a hot read does not rewrite its text on every call.

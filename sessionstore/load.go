@@ -24,7 +24,9 @@ import (
 type storedRow struct {
 	ID             uuid.UUID
 	Role           models.Role
-	Content        string
+	Content        string // the head only when Length >= 0
+	Tail           string // the last T code points of a content the database cut
+	Length         int    // the cut content's length in code points; -1: Content is whole
 	Key            string          // metadata.entity_key
 	ToolCallID     string          // metadata.tool_call_id
 	ToolName       string          // metadata.tool_name
@@ -259,7 +261,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		return fn(m)
 	}
 	if p.summary >= 0 {
-		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1},
+		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o)},
 			func(r storedRow) error { return emit(r, -1) })
 		if err != nil {
 			return err
@@ -270,7 +272,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		start = 0
 	}
 	pos, live := start, 0
-	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit}, func(r storedRow) error {
+	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o)}, func(r storedRow) error {
 		defer func() { pos++ }()
 		if r.Deleted {
 			return nil
@@ -294,7 +296,8 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 		return models.HistoryMessage{}, false, nil
 	}
 	m := toHistory(r, o.Extras)
-	if o.NoCompress || !comp.ShouldCompressOnLoad(m) {
+	cutOnServer := r.Length >= 0
+	if !cutOnServer && (o.NoCompress || !comp.ShouldCompressOnLoad(m)) {
 		return m, true, nil
 	}
 	key := r.Key
@@ -303,11 +306,25 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 			key = ""
 		}
 	}
-	m, err := comp.Compress(m, key)
+	var err error
+	if cutOnServer {
+		m, err = comp.CompressParts(m, r.Content, r.Tail, r.Length, key)
+	} else {
+		m, err = comp.Compress(m, key)
+	}
 	if err != nil {
 		return m, false, &models.FieldError{Index: live, Field: "content", Reason: err.Error()}
 	}
 	return m, true, nil
+}
+
+// cutFor is T when the load compresses (the database then cuts long answers),
+// else 0.
+func (s *Store) cutFor(o LoadOptions) int {
+	if o.NoCompress {
+		return 0
+	}
+	return s.comp.TruncateLength()
 }
 
 // allRows reads the tenant's rows of a session in load order (compaction and
