@@ -113,7 +113,6 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 	})
 }
 
-
 // numberedTexts caches repository.Numbered of the few query texts the store
 // uses, so a hot read does not rewrite its text on every call.
 var numberedTexts sync.Map

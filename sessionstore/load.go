@@ -24,9 +24,9 @@ import (
 type storedRow struct {
 	ID             uuid.UUID
 	Role           models.Role
-	Content        string // the head only when Length >= 0
-	Tail           string // the last T code points of a content the database cut
-	Length         int    // the cut content's length in code points; -1: Content is whole
+	Content        string          // the head only when Length >= 0
+	Tail           string          // the last T code points of a content the database cut
+	Length         int             // the cut content's length in code points; -1: Content is whole
 	Key            string          // metadata.entity_key
 	ToolCallID     string          // metadata.tool_call_id
 	ToolName       string          // metadata.tool_name
