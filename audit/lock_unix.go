@@ -6,10 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"syscall"
-	"time"
 )
 
 // lockFile takes an exclusive flock on path (created 0600 if needed, never
@@ -23,23 +21,33 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 		return nil, err
 	}
-	// Polling (a blocking flock cannot be cancelled); short, jittered waits
-	// so that ten processes appending at once all get their turn.
-	for wait := time.Millisecond; ; wait = min(2*wait, 8*time.Millisecond) {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
+	// A blocking flock queues fairly behind the other waiters, but cannot be
+	// cancelled; it runs in a goroutine, and when ctx ends first we stop
+	// waiting for it and release the lock whenever it is granted after all.
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for {
+			if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != syscall.EINTR {
+				break
+			}
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
 			_ = f.Close()
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			}
 			_ = f.Close()
-			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-		case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)))):
-		}
+		}()
+		return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

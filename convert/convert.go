@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -57,58 +58,159 @@ type Usage struct {
 	Details              map[string]int `json:"details"`
 }
 
-// Convert builds the pydantic-ai messages for a history.
+// Convert builds the pydantic-ai messages for a history: it collects a
+// Stream, so the two cannot disagree.
 func Convert(history []models.HistoryMessage, o Options) []Message {
-	now := o.Now
-	if now == nil {
-		now = time.Now
+	out := []Message{}
+	st := NewStream(o, func(m Message) error { out = append(out, m); return nil })
+	for _, m := range history {
+		_ = st.Add(m) // the collector never fails
 	}
-	var fallback string // conversion time, computed at most once
-	stamp := func(m *models.HistoryMessage) string {
-		if m != nil && m.Timestamp != nil {
-			if z, ok := utcZ(*m.Timestamp); ok {
-				return z
-			}
-			if t, err := models.ParseTimestamp(*m.Timestamp); err == nil {
-				return FormatTimestamp(t)
-			}
-		}
-		if fallback == "" {
-			fallback = FormatTimestamp(now())
-		}
-		return fallback
-	}
-	var out []Message
-	if o.SystemPrompt != "" {
-		var first *models.HistoryMessage
-		if len(history) > 0 {
-			first = &history[0]
-		}
-		out = append(out, Message{Kind: "request", Parts: []Part{{
-			Content: jsonString(o.SystemPrompt), Timestamp: stamp(first), PartKind: "system-prompt"}}})
-	}
-	for i := 0; i < len(history); i++ {
-		m := &history[i]
-		switch m.Role.Normalize() {
-		case models.RoleUser:
-			out = append(out, Message{Kind: "request", Parts: []Part{{
-				Content: jsonString(m.Content), Timestamp: stamp(m), PartKind: "user-prompt"}}})
-		case models.RoleAssistant:
-			j := i + 1
-			for j < len(history) && history[j].Role.IsTool() {
-				j++
-			}
-			out = appendTurn(out, m, history[i+1:j], i+1, stamp)
-			i = j - 1
-		case models.RoleTool: // no assistant before it
-			out = appendTurn(out, nil, history[i:i+1], i, stamp)
-		}
-		// system messages and unknown roles are skipped
-	}
-	if out == nil {
-		out = []Message{}
-	}
+	_ = st.Close()
 	return out
+}
+
+// Stream converts a history message by message, handing each pydantic-ai
+// message to emit as soon as it is complete: an assistant message is held only
+// until the tool results that follow it end. Memory stays flat in the length
+// of the history (the CLI and the HTTP API stream a load through it).
+type Stream struct {
+	o        Options
+	emit     func(Message) error
+	fallback string // conversion time, computed at most once
+	pos      int    // the input position of the next message
+	started  bool   // the system prompt is out
+	asst     *models.HistoryMessage
+	asstPos  int
+	tools    []models.HistoryMessage
+}
+
+// NewStream returns a Stream writing to emit.
+func NewStream(o Options, emit func(Message) error) *Stream {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Stream{o: o, emit: emit}
+}
+
+func (s *Stream) stamp(m *models.HistoryMessage) string {
+	if m != nil && m.Timestamp != nil {
+		if z, ok := utcZ(*m.Timestamp); ok {
+			return z
+		}
+		if t, err := models.ParseTimestamp(*m.Timestamp); err == nil {
+			return FormatTimestamp(t)
+		}
+	}
+	if s.fallback == "" {
+		s.fallback = FormatTimestamp(s.o.Now())
+	}
+	return s.fallback
+}
+
+// start emits the system prompt, stamped with the first message's time.
+func (s *Stream) start(first *models.HistoryMessage) error {
+	if s.started {
+		return nil
+	}
+	s.started = true
+	if s.o.SystemPrompt == "" {
+		return nil
+	}
+	return s.emit(Message{Kind: "request", Parts: []Part{{
+		Content: jsonString(s.o.SystemPrompt), Timestamp: s.stamp(first), PartKind: "system-prompt"}}})
+}
+
+// Add converts the next history message.
+func (s *Stream) Add(m models.HistoryMessage) error {
+	if err := s.start(&m); err != nil {
+		return err
+	}
+	pos := s.pos
+	s.pos++
+	if s.asst != nil && m.Role.IsTool() {
+		s.tools = append(s.tools, m)
+		return nil
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	switch m.Role.Normalize() {
+	case models.RoleUser:
+		return s.emit(Message{Kind: "request", Parts: []Part{{
+			Content: jsonString(m.Content), Timestamp: s.stamp(&m), PartKind: "user-prompt"}}})
+	case models.RoleAssistant:
+		s.asst, s.asstPos = &m, pos
+	case models.RoleTool: // no assistant before it
+		return s.emitAll(appendTurn(nil, nil, []models.HistoryMessage{m}, pos, s.stamp))
+	}
+	// system messages and unknown roles are skipped
+	return nil
+}
+
+// Close emits what is held (and the system prompt of an empty history).
+func (s *Stream) Close() error {
+	if err := s.start(nil); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// flush emits the held assistant message with its tool results.
+func (s *Stream) flush() error {
+	if s.asst == nil {
+		return nil
+	}
+	msgs := appendTurn(nil, s.asst, s.tools, s.asstPos+1, s.stamp)
+	s.asst, s.tools = nil, s.tools[:0]
+	return s.emitAll(msgs)
+}
+
+func (s *Stream) emitAll(msgs []Message) error {
+	for _, m := range msgs {
+		if err := s.emit(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Writer streams converted messages to w as the JSON array Marshal writes,
+// byte for byte: Stream's emit for an io.Writer.
+type Writer struct {
+	w   io.Writer
+	n   int
+	buf []byte
+}
+
+// NewWriter returns a Writer on w; Close writes the closing bracket.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write is a Stream's emit: one message, with the separator before it.
+func (w *Writer) Write(m Message) error {
+	w.buf = w.buf[:0]
+	if w.n == 0 {
+		w.buf = append(w.buf, '[')
+	} else {
+		w.buf = append(w.buf, ',')
+	}
+	w.n++
+	w.buf = appendMessage(w.buf, m)
+	_, err := w.w.Write(w.buf)
+	return err
+}
+
+// Count is how many messages were written.
+func (w *Writer) Count() int { return w.n }
+
+// Close ends the array.
+func (w *Writer) Close() error {
+	end := "]\n"
+	if w.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(w.w, end)
+	return err
 }
 
 // appendTurn adds the response of an assistant message (nil for an orphan
@@ -265,4 +367,21 @@ func compact(raw []byte) json.RawMessage {
 		return bytes.Clone(raw)
 	}
 	return b.Bytes()
+}
+
+// WriteStream converts the history that each hands over, message by message,
+// and writes the JSON array Marshal would write to w, holding no more than a
+// tool run. each is typically a store's LoadEach. written is how many
+// messages reached w: a failure after the first cannot become an error
+// response any more.
+func WriteStream(w io.Writer, o Options, each func(fn func(models.HistoryMessage) error) error) (written int, err error) {
+	jw := NewWriter(w)
+	st := NewStream(o, jw.Write)
+	if err := each(st.Add); err != nil {
+		return jw.Count(), err
+	}
+	if err := st.Close(); err != nil {
+		return jw.Count(), err
+	}
+	return jw.Count(), jw.Close()
 }

@@ -168,8 +168,24 @@ func FuzzConvert(f *testing.F) {
 				}
 			}
 		}
-		if got, want := appendJSON(nil, out), stdJSON(t, out); !bytes.Equal(got, want) {
+		want := stdJSON(t, out)
+		if got := appendJSON(nil, out); !bytes.Equal(got, want) {
 			t.Fatalf("encoders differ:\n%s\n%s", got, want)
+		}
+		// The streaming writer, fed message by message, writes the same bytes.
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		st := NewStream(Options{SystemPrompt: "s", Now: fixedNow}, w.Write)
+		for _, m := range h {
+			if err := st.Add(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Close(); err != nil || w.Close() != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Fatalf("stream differs:\n%s\n%s", b.Bytes(), want)
 		}
 	})
 }

@@ -15,6 +15,14 @@ func appendJSON(b []byte, msgs []Message) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		b = appendMessage(b, m)
+	}
+	return append(b, ']', '\n')
+}
+
+// appendMessage writes one message as encoding/json would.
+func appendMessage(b []byte, m Message) []byte {
+	{
 		b = append(b, `{"parts":[`...)
 		for j, p := range m.Parts {
 			if j > 0 {
@@ -52,7 +60,7 @@ func appendJSON(b []byte, msgs []Message) []byte {
 		b = appendString(b, m.Kind)
 		b = append(b, '}')
 	}
-	return append(b, ']', '\n')
+	return b
 }
 
 func appendPart(b []byte, p Part) []byte {

@@ -178,14 +178,24 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 		}
 		return enc.Close()
 	}
+	co := convert.Options{SystemPrompt: q.Get("system_prompt")}
+	if !s.o.AuditEnabled { // streamed too, a tool run at a time
+		n, err := convert.WriteStream(w, co, func(fn func(models.HistoryMessage) error) error {
+			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
+		})
+		if err != nil && n > 0 {
+			s.o.Logger.Error("load failed mid-stream", "id", r.Context().Value(ctxRequestID), "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		return err
+	}
+	// The audit dump records the whole history, so it is collected.
 	hist, err := st.Load(r.Context(), r.PathValue("id"), lo)
 	if err != nil {
 		return err
 	}
-	msgs := convert.Convert(hist, convert.Options{SystemPrompt: q.Get("system_prompt")})
-	if s.o.AuditEnabled {
-		audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
-	}
+	msgs := convert.Convert(hist, co)
+	audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
 	_, err = w.Write(convert.Marshal(msgs))
 	return err
 }

@@ -157,14 +157,20 @@ audit file (--agent-name and --prompt name the call).`,
 				}
 				return enc.Close()
 			}
+			co := convert.Options{SystemPrompt: o.systemPrompt}
+			if !e.cfg.AuditEnabled { // streamed too, a tool run at a time
+				_, err := convert.WriteStream(e.stdout, co, func(fn func(models.HistoryMessage) error) error {
+					return s.LoadEach(e.ctx, o.sessionID, lo, fn)
+				})
+				return err
+			}
+			// The audit dump records the whole history, so it is collected.
 			hist, err := s.Load(e.ctx, o.sessionID, lo)
 			if err != nil {
 				return err
 			}
-			msgs := convert.Convert(hist, convert.Options{SystemPrompt: o.systemPrompt})
-			if e.cfg.AuditEnabled {
-				audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
-			}
+			msgs := convert.Convert(hist, co)
+			audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
 			_, err = e.stdout.Write(convert.Marshal(msgs))
 			return err
 		},
