@@ -1,5 +1,5 @@
 # Every target is a thin wrapper; the scripts say what they do.
-.PHONY: demo test build lint fuzz soak bench vuln hygiene
+.PHONY: demo test build lint fuzz soak bench bench-peer vuln hygiene
 
 demo: ## the main job on the embedded SQLite default
 	go run ./cmd/remstore demo
@@ -23,6 +23,9 @@ soak: ## the 60-second soak (CI runs 5 s inside make test)
 
 bench: ## remstore bench at full sizes against a throwaway PostgreSQL
 	REMSTORE_BENCH_ONLY=1 scripts/test.sh
+
+bench-peer: ## make bench with the Python peer's own code beside every workload it has
+	REMSTORE_BENCH_ONLY=1 REMSTORE_BENCH_PEER=1 scripts/test.sh
 
 vuln: ## govulncheck against the live Go vulnerability database (VULNDB=snapshot: ../shared/vulndb)
 	scripts/vuln.sh

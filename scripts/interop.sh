@@ -39,6 +39,11 @@ run_pytest() {
   [ $rc -eq 0 ] || exit $rc
 }
 
+if [ "${1:-}" = --venv-only ]; then  # make bench-peer: the peer's venv, nothing else
+  venv peer interop/peer/requirements.txt
+  exit 0
+fi
+
 for req in interop/requirements-*.txt; do
   name=$(basename "$req" .txt); name=${name#requirements-}
   venv "$name" "$req"
@@ -52,4 +57,12 @@ done
 # under REMSTORE_REQUIRE_ALL=1 it fails instead.
 echo "== the peer's own code (../shared/peer), both ways"
 venv peer interop/peer/requirements.txt
-run_pytest peer interop/peer -rs
+run_pytest peer interop/peer -rs -W ignore::UserWarning
+
+# The peer beside remstore in the benchmark, once, at small sizes (make
+# bench-peer runs it at full sizes; figures in docs/performance.md).
+if [ -n "${REMSTORE_TEST_DATABASE_URL:-}" ] && [ -d "${REMSTORE_SHARED_DIR:-../shared}/peer" ]; then
+  echo "== remstore bench --peer, once at small sizes"
+  "$REMSTORE_BIN" bench --db "$REMSTORE_TEST_DATABASE_URL" --quick --iterations 3 \
+    --peer "${REMSTORE_SHARED_DIR:-../shared}/peer" --peer-python interop/.venv-peer/bin/python
+fi

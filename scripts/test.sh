@@ -33,10 +33,16 @@ if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
   fi
 fi
 
-if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench
-  go build -o .test-output/remstore ./cmd/remstore 2>/dev/null || { mkdir -p .test-output; go build -o .test-output/remstore ./cmd/remstore; }
+if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
+  mkdir -p .test-output
+  go build -o .test-output/remstore ./cmd/remstore
+  peer=()
+  if [ -n "${REMSTORE_BENCH_PEER:-}" ]; then
+    scripts/interop.sh --venv-only
+    peer=(--peer "${REMSTORE_SHARED_DIR:-../shared}/peer" --peer-python interop/.venv-peer/bin/python)
+  fi
   .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" \
-    --json .test-output/bench.json --svg .test-output/lookup.svg
+    --json .test-output/bench.json --svg .test-output/lookup.svg "${peer[@]}"
   exit 0
 fi
 if [ -n "${REMSTORE_TEST_RUN:-}" ]; then  # make soak and friends: one test, verbose

@@ -16,6 +16,7 @@ import (
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 )
 
 // storedRow is what history assembly needs of a messages row: exactly these
@@ -213,19 +214,10 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	var unkeyed, pos int
 	var summaryID, cb sql.NullString
 	// Both counts are probes of partial indexes (migration 4): empty for a
-	// session only remstore wrote.
-	err := s.db.NewRaw(`SELECT
-		(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND `+s.sql.Unkeyed+`),
-		last.id,
-		CASE WHEN last.id IS NULL THEN 0 ELSE
-		(SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.tenant_id = ?
-		   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
-		last.cb
-		FROM (SELECT 1) one LEFT JOIN (
-			SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
-			WHERE session_id = ? AND tenant_id = ? AND `+s.sql.Compaction+` AND deleted_at IS NULL
-			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
-		sid, s.userID, sid, s.userID, sid, s.userID).Scan(ctx, &unkeyed, &summaryID, &pos, &cb)
+	// session only remstore wrote. Through the driver, so PostgreSQL plans
+	// it once per connection (planning it per call cost more than running it).
+	err := s.drv.queryRow(ctx, s.db, planQueries[s.sql.Postgres], []any{sid, s.userID, sid, s.userID, sid, s.userID},
+		&unkeyed, &summaryID, &pos, &cb)
 	if err != nil {
 		return p, err
 	}
@@ -246,6 +238,26 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 		}
 	}
 	return p, nil
+}
+
+// planQueries find what a load must know first, by dialect (true: PostgreSQL).
+var planQueries = map[bool]string{}
+
+func init() {
+	for _, pg := range []bool{true, false} {
+		d := repository.SQLFor(pg)
+		planQueries[pg] = `SELECT
+		(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Unkeyed + `),
+		last.id,
+		CASE WHEN last.id IS NULL THEN 0 ELSE
+		(SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.tenant_id = ?
+		   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
+		last.cb
+		FROM (SELECT 1) one LEFT JOIN (
+			SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
+			WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL
+			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`
+	}
 }
 
 // stream emits the history of the plan: the summary first, then the rows it

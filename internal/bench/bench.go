@@ -29,8 +29,12 @@ type Workload struct {
 	Rows  int // rows handled per operation (for rows/s)
 	Size  int // table size or batch size the name refers to
 	Run   Op
-	Floor Op // nil when there is none (SQLite)
+	Floor Op     // nil when there is none (SQLite)
+	Peer  PeerOp // the Python peer's own code doing the same; nil without Env.Peer
 }
+
+// PeerOp runs the peer's operation n times and returns the durations it measured.
+type PeerOp func(ctx context.Context, n int) ([]time.Duration, error)
 
 // Env is a database prepared for benchmarks: a schema of its own on
 // PostgreSQL (dropped by Close) or a SQLite file.
@@ -38,6 +42,10 @@ type Env struct {
 	DB    *bun.DB
 	Conn  *pgx.Conn // PostgreSQL only: the floor's native connection
 	Store *sessionstore.Store
+	URL   string // the database, in the benchmark's own schema
+	// Peer, when set (StartPeer on URL), puts the Python peer's own code
+	// beside the workloads it has: store a turn, load, load+convert, lookup.
+	Peer  *Peer
 	close func()
 }
 
@@ -51,7 +59,7 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{DB: db, close: func() { _ = db.Close() }}
+	e := &Env{DB: db, URL: dbURL, close: func() { _ = db.Close() }}
 	if repository.IsPostgres(db) {
 		schema := "remstore_bench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 		if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
@@ -63,6 +71,7 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
+		e.URL = u.String()
 		if e.DB, err = repository.Open(ctx, u.String()); err != nil {
 			return nil, err
 		}
@@ -168,6 +177,14 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			fsid := uuid.New()
 			w.Floor = func(ctx context.Context) error { seq++; return floorStore(ctx, e.Conn, fsid, batch, seq) }
 		}
+		if e.Peer != nil && n == 4 {
+			// The peer stores into a session of its own, 20 messages long to start.
+			psid := uuid.NewString()
+			if _, err := e.Peer.Do(map[string]any{"op": "store", "sid": psid, "user": "bench", "turn": dicts(batch), "n": 5}); err != nil {
+				return nil, err
+			}
+			w.Peer = e.Peer.op(map[string]any{"op": "store", "sid": psid, "user": "bench", "turn": dicts(batch)})
+		}
 		out = append(out, w)
 	}
 	// load + compress
@@ -188,10 +205,13 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		if pg {
 			w.Floor = func(ctx context.Context) error { return floorLoad(ctx, e.Conn, sid, n) }
 		}
+		if e.Peer != nil && n == 1000 {
+			w.Peer = e.Peer.op(map[string]any{"op": "load", "sid": sid.String(), "user": "bench"})
+		}
 		out = append(out, w)
 	}
-	// load + convert 1k
-	out = append(out, Workload{Name: "load+compress+convert 1000", Rows: 1000, Size: 1000,
+	// load + convert 1k to pydantic-ai JSON bytes
+	conv := Workload{Name: "load+compress+convert 1000", Rows: 1000, Size: 1000,
 		Run: func(ctx context.Context) error {
 			h, err := e.Store.Load(ctx, "load-1000", sessionstore.LoadOptions{})
 			if err != nil {
@@ -199,7 +219,12 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			}
 			_, err = convert.JSON(h, convert.Options{SystemPrompt: "You are a benchmark."})
 			return err
-		}})
+		}}
+	if e.Peer != nil {
+		sid, _ := e.Store.SessionUUID("load-1000")
+		conv.Peer = e.Peer.op(map[string]any{"op": "convert", "sid": sid.String(), "user": "bench"})
+	}
+	out = append(out, conv)
 	// lookup at growing table sizes
 	for _, n := range sz.Lookups {
 		if !pg && n > sz.Lookups[0] {
@@ -217,6 +242,9 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		key := res.Keys[1]
 		w := Workload{Name: fmt.Sprintf("lookup in %d rows", n), Rows: 1, Size: n,
 			Run: func(ctx context.Context) error { _, err := e.Store.Lookup(ctx, key); return err }}
+		if e.Peer != nil {
+			w.Peer = e.Peer.op(map[string]any{"op": "lookup", "key": key, "user": "bench"})
+		}
 		if pg {
 			w.Floor = func(ctx context.Context) error {
 				var s string
@@ -278,6 +306,9 @@ type Result struct {
 	FloorMS     float64 `json:"floor_median_ms,omitempty"`
 	RatioFloor  float64 `json:"ratio_to_floor,omitempty"`
 	FloorRowsPS float64 `json:"floor_rows_per_sec,omitempty"`
+	PeerMS      float64 `json:"peer_median_ms,omitempty"`
+	PeerP95MS   float64 `json:"peer_p95_ms,omitempty"`
+	RatioPeer   float64 `json:"peer_over_remstore,omitempty"` // how many times faster remstore is
 }
 
 func measure(ctx context.Context, op Op, iters int) ([]time.Duration, error) {
@@ -302,8 +333,15 @@ func pct(d []time.Duration, p float64) float64 {
 // see the same machine state) and summarizes.
 func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
 	r := Result{Name: w.Name, Size: w.Size, Iterations: iters}
-	var runs, floors []time.Duration
+	var runs, floors, peers []time.Duration
 	for range iters {
+		if w.Peer != nil { // alternating: the peer, remstore, the floor, see one machine state
+			d, err := w.Peer(ctx, 1)
+			if err != nil {
+				return r, fmt.Errorf("%s peer: %w", w.Name, err)
+			}
+			peers = append(peers, d...)
+		}
 		d, err := measure(ctx, w.Run, 1)
 		if err != nil {
 			return r, fmt.Errorf("%s: %w", w.Name, err)
@@ -320,6 +358,11 @@ func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
 	slices.Sort(runs)
 	r.MedianMS, r.P95MS = pct(runs, 0.5), pct(runs, 0.95)
 	r.RowsPerSec = float64(w.Rows) / (r.MedianMS / 1000)
+	if len(peers) > 0 {
+		slices.Sort(peers)
+		r.PeerMS, r.PeerP95MS = pct(peers, 0.5), pct(peers, 0.95)
+		r.RatioPeer = r.PeerMS / r.MedianMS
+	}
 	if len(floors) > 0 {
 		slices.Sort(floors)
 		r.FloorMS = pct(floors, 0.5)

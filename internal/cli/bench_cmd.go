@@ -14,15 +14,24 @@ func newBenchCmd(e *env) *cobra.Command {
 	var iters int
 	var quick bool
 	var jsonFile, svgFile string
+	var peerDir, peerPython, peerScript string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure store, load, lookup and import against --db, each beside its native-pgx floor",
 		Long: `Runs remstore's benchmark workloads (the ones go test -bench runs) against the
 configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
-pgx. --json writes the figures; --svg draws lookup latency against table size.`,
+pgx. --json writes the figures; --svg draws lookup latency against table size.
+
+--peer DIR puts the Python peer's own session store (its code in DIR) beside
+the workloads it has, on the same database, alternating run by run: store a
+turn, load+compress, load+compress+convert to pydantic-ai JSON, lookup. It runs
+interop/peer/bench_server.py (--peer-script) under --peer-python, a Python with
+the peer's requirements (interop/peer/requirements.txt; make bench-peer sets it
+all up). PostgreSQL only.`,
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
-			"  remstore bench --quick",
+			"  remstore bench --quick\n" +
+			"  remstore bench --db postgres://localhost/bench --peer ../shared/peer --peer-python interop/.venv-peer/bin/python",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if iters < 1 {
@@ -37,24 +46,38 @@ pgx. --json writes the figures; --svg draws lookup latency against table size.`,
 			if quick {
 				sizes = bench.Quick
 			}
+			if peerDir != "" {
+				if env.Conn == nil {
+					return usageErr("--peer needs a PostgreSQL --db")
+				}
+				p, err := bench.StartPeer(peerPython, peerScript, peerDir, env.URL)
+				if err != nil {
+					return err
+				}
+				defer p.Close()
+				env.Peer = p
+			}
 			fmt.Fprintf(e.stderr, "preparing workloads (sizes %v)...\n", sizes)
 			ws, err := env.Workloads(e.ctx, sizes)
 			if err != nil {
 				return err
 			}
 			var results []bench.Result
-			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio")
+			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us")
 			for _, w := range ws {
 				r, err := bench.Measure(e.ctx, w, iters)
 				if err != nil {
 					return err
 				}
 				results = append(results, r)
-				floor, ratio := "-", "-"
+				floor, ratio, peer, pratio := "-", "-", "-", "-"
 				if r.FloorMS > 0 {
 					floor, ratio = fmt.Sprintf("%.3f", r.FloorMS), fmt.Sprintf("%.2f", r.RatioFloor)
 				}
-				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio)
+				if r.PeerMS > 0 {
+					peer, pratio = fmt.Sprintf("%.3f", r.PeerMS), fmt.Sprintf("%.1f", r.RatioPeer)
+				}
+				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio)
 			}
 			if jsonFile != "" {
 				b, _ := json.MarshalIndent(results, "", "  ")
@@ -74,5 +97,8 @@ pgx. --json writes the figures; --svg draws lookup latency against table size.`,
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes (seconds, not minutes)")
 	cmd.Flags().StringVar(&jsonFile, "json", "", "write the results as JSON to this file")
 	cmd.Flags().StringVar(&svgFile, "svg", "", "write a chart of lookup latency against table size")
+	cmd.Flags().StringVar(&peerDir, "peer", "", "the Python peer's code (e.g. ../shared/peer): measure it beside remstore")
+	cmd.Flags().StringVar(&peerPython, "peer-python", "python3", "a Python with the peer's requirements")
+	cmd.Flags().StringVar(&peerScript, "peer-script", "interop/peer/bench_server.py", "the peer's side of the benchmark")
 	return cmd
 }

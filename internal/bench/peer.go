@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/remstore/remstore/models"
+)
+
+// Peer is the Python peer's own session store (../shared/peer), timed by
+// interop/peer/bench_server.py in a process of its own on the same database:
+// the comparison a user of the Python service asks for first. Durations are
+// measured in Python around the peer's calls, so the pipe is not in them.
+type Peer struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// StartPeer runs python script and connects the peer (its code in peerDir)
+// to dbURL.
+func StartPeer(python, script, peerDir, dbURL string) (*Peer, error) {
+	peerDir, err := filepath.Abs(peerDir) // the script imports it from another directory
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(python, script)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the peer (%s %s): %w", python, script, err)
+	}
+	p := &Peer{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p.out.Buffer(make([]byte, 1<<20), 1<<26)
+	if _, err := p.Do(map[string]any{"op": "connect", "db": dbURL, "peer": peerDir}); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Do sends one request and returns the durations the peer measured.
+func (p *Peer) Do(req map[string]any) ([]time.Duration, error) {
+	b, _ := json.Marshal(req)
+	if _, err := p.in.Write(append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
+	}
+	if !p.out.Scan() {
+		return nil, errors.New("peer: no answer (it exited)")
+	}
+	var resp struct {
+		NS    []int64 `json:"ns"`
+		Error string  `json:"error"`
+	}
+	if err := json.Unmarshal(p.out.Bytes(), &resp); err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
+	}
+	if resp.Error != "" {
+		return nil, fmt.Errorf("peer %v: %s", req["op"], resp.Error)
+	}
+	d := make([]time.Duration, len(resp.NS))
+	for i, ns := range resp.NS {
+		d[i] = time.Duration(ns)
+	}
+	return d, nil
+}
+
+// Close ends the peer's process.
+func (p *Peer) Close() {
+	_ = p.in.Close()
+	_ = p.cmd.Wait()
+}
+
+// op is a peer request as a workload's timed operation: n runs, durations back.
+func (p *Peer) op(req map[string]any) PeerOp {
+	return func(_ context.Context, n int) ([]time.Duration, error) {
+		r := map[string]any{"n": n}
+		for k, v := range req {
+			r[k] = v
+		}
+		return p.Do(r)
+	}
+}
+
+// dicts is a history as the peer takes it.
+func dicts(msgs []models.HistoryMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		out[i], _ = m.MarshalJSON()
+	}
+	return out
+}

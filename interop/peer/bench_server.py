@@ -1,0 +1,79 @@
+"""The peer's side of `remstore bench --peer`: its own session store, timed.
+
+Reads JSON requests on stdin, one per line, and answers each with one line
+{"ns": [durations]} (or {"error": ...}). Durations are measured here, around
+the peer's own calls only, so the pipe to the Go side is not in them.
+
+    {"op": "connect", "db": URL, "peer": PATH}
+    {"op": "store", "sid": UUID, "user": U, "turn": [...], "n": N}
+    {"op": "load", "sid": UUID, "user": U, "n": N}
+    {"op": "convert", "sid": UUID, "user": U, "n": N}   # load + convert + dump_json
+    {"op": "lookup", "key": K, "user": U, "n": N}
+"""
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+
+LOOP = asyncio.new_event_loop()
+peer = {}
+
+
+def connect(req):
+    os.environ["POSTGRES__CONNECTION_STRING"] = req["db"]
+    cwd = os.getcwd()
+    os.chdir(tempfile.mkdtemp(prefix="remstore-peer-bench-"))  # no .env of anyone's
+    sys.path.insert(0, req["peer"])
+    from loguru import logger
+    logger.remove()
+    import remlight.services.database as db
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from remlight.services.session.pydantic_messages import session_to_pydantic_messages
+    from remlight.services.session.store import SessionMessageStore
+    os.chdir(cwd)
+    db._db = db.DatabaseService(req["db"])
+    LOOP.run_until_complete(db._db.connect())
+    peer.update(Store=SessionMessageStore, convert=session_to_pydantic_messages, TA=ModelMessagesTypeAdapter)
+    return []
+
+
+def timed(n, fn):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter_ns()
+        LOOP.run_until_complete(fn())
+        out.append(time.perf_counter_ns() - t)
+    return out
+
+
+def run(req):
+    op, n = req["op"], req.get("n", 1)
+    if op == "connect":
+        return connect(req)
+    store = peer["Store"](user_id=req["user"])
+    if op == "store":
+        return timed(n, lambda: store.store_session_messages(req["sid"], req["turn"]))
+    if op == "load":
+        async def load():
+            h = await store.load_session_messages(req["sid"], compress_on_load=True)
+            assert h, "the peer loaded nothing"
+        return timed(n, load)
+    if op == "convert":
+        async def convert():
+            h = await store.load_session_messages(req["sid"], compress_on_load=True)
+            peer["TA"].dump_json(peer["convert"](h, "You are a benchmark."))
+        return timed(n, convert)
+    if op == "lookup":
+        async def lookup():
+            assert await store.retrieve_message(req["key"]) is not None, "the peer found nothing"
+        return timed(n, lookup)
+    raise ValueError(f"unknown op {op}")
+
+
+for line in sys.stdin:
+    try:
+        print(json.dumps({"ns": run(json.loads(line))}), flush=True)
+    except Exception as e:  # noqa: BLE001 - reported to the Go side
+        print(json.dumps({"error": f"{type(e).__name__}: {e}"}), flush=True)
