@@ -288,18 +288,7 @@ DECLARE
 	v_base timestamptz;
 BEGIN
 	PERFORM pg_advisory_xact_lock(p_lock);
-	INSERT INTO sessions (id, name, status, user_id, tenant_id, metadata, graph_edges, tags, created_at, updated_at)
-	VALUES (p_session, p_name, 'active', p_user, p_tenant, '{}', '[]', '{}', p_now, p_now)
-	ON CONFLICT (id) DO NOTHING;
-	SELECT s.tenant_id, COALESCE(s.status, 'active') INTO v_tenant, v_status FROM sessions s WHERE s.id = p_session;
-	IF v_tenant IS DISTINCT FROM p_tenant THEN
-		RETURN QUERY SELECT 'not_found'::text, NULL::bigint, NULL::jsonb;
-		RETURN;
-	END IF;
-	IF v_status <> 'active' AND NOT p_allow_inactive THEN
-		RETURN QUERY SELECT v_status, NULL::bigint, NULL::jsonb;
-		RETURN;
-	END IF;
+	-- Caller ids first: a refused call changes nothing, not even the session.
 	IF p_check THEN
 		SELECT jsonb_agg(jsonb_build_object('o', r.o, 'key', m.metadata->>'entity_key',
 			'mine', m.session_id = p_session AND m.tenant_id IS NOT DISTINCT FROM p_tenant) ORDER BY r.o)
@@ -311,7 +300,21 @@ BEGIN
 			RETURN;
 		END IF;
 	END IF;
-	UPDATE sessions s SET updated_at = GREATEST(s.updated_at, p_now), deleted_at = NULL WHERE s.id = p_session;
+	-- The common path is this one statement: create the session, or touch
+	-- (and undelete) it when it is the tenant's and open to this write.
+	INSERT INTO sessions AS s (id, name, status, user_id, tenant_id, metadata, graph_edges, tags, created_at, updated_at)
+	VALUES (p_session, p_name, 'active', p_user, p_tenant, '{}', '[]', '{}', p_now, p_now)
+	ON CONFLICT (id) DO UPDATE SET updated_at = GREATEST(s.updated_at, EXCLUDED.updated_at), deleted_at = NULL
+		WHERE s.tenant_id = EXCLUDED.tenant_id AND (COALESCE(s.status, 'active') = 'active' OR p_allow_inactive)
+	RETURNING COALESCE(s.status, 'active') INTO v_status;
+	IF NOT FOUND THEN -- why not: another tenant's session, or one not open to this write
+		SELECT s.tenant_id, COALESCE(s.status, 'active') INTO v_tenant, v_status FROM sessions s WHERE s.id = p_session;
+		IF v_tenant IS DISTINCT FROM p_tenant THEN
+			v_status := 'not_found';
+		END IF;
+		RETURN QUERY SELECT v_status, NULL::bigint, NULL::jsonb;
+		RETURN;
+	END IF;
 	SELECT count(*) FILTER (WHERE m.tenant_id = p_tenant), max(m.created_at) INTO v_n, v_last
 	FROM messages m WHERE m.session_id = p_session;
 	v_base := p_now;

@@ -96,3 +96,21 @@ func TestTenancyMatrix(t *testing.T) {
 		}
 	})
 }
+
+// A refused store leaves no trace: not a message, not even a new session row.
+func TestRefusedStoreCreatesNoSession(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
+		s := mk("A")
+		taken := uuid.NewString()
+		m := msg("user", "x")
+		m.ID = taken
+		store(t, s, "first", m)
+		if _, err := s.StoreMessages(ctx, "fresh", []models.HistoryMessage{msg("user", "y"), m}, ""); err == nil {
+			t.Fatal("an id of another session accepted")
+		}
+		if _, _, err := s.GetSession(ctx, "fresh", sessionstore.LoadOptions{}); !errors.Is(err, sessionstore.ErrNotFound) {
+			t.Fatalf("the refused store created its session: %v", err)
+		}
+	})
+}

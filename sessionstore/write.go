@@ -204,6 +204,19 @@ func (s *Store) writeTx(ctx context.Context, tx bun.Tx, p *writePlan) (writeOutc
 	if err := s.drv.lock(ctx, tx, p.sid); err != nil {
 		return out, fmt.Errorf("lock session: %w", err)
 	}
+	// Caller ids first: a refused call changes nothing, not even the session.
+	if p.check {
+		ex, err := existingIDs(ctx, tx, s, p)
+		if err != nil {
+			return out, err
+		}
+		out.existing = ex
+		for _, e := range ex {
+			if !e.Mine {
+				return writeOutcome{status: statusIDTaken, existing: ex}, nil
+			}
+		}
+	}
 	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
 		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
 	if _, err := tx.NewInsert().Model(sess).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
@@ -220,18 +233,6 @@ func (s *Store) writeTx(ctx context.Context, tx bun.Tx, p *writePlan) (writeOutc
 	out.status = status.String
 	if out.status != models.StatusActive && !p.allowInactive {
 		return out, nil
-	}
-	if p.check {
-		ex, err := existingIDs(ctx, tx, s, p)
-		if err != nil {
-			return out, err
-		}
-		out.existing = ex
-		for _, e := range ex {
-			if !e.Mine {
-				return writeOutcome{status: statusIDTaken, existing: ex}, nil
-			}
-		}
 	}
 	if _, err := tx.NewUpdate().Model((*models.Session)(nil)).
 		Set("updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END", p.now, p.now).Set("deleted_at = NULL").
