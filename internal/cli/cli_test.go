@@ -419,3 +419,46 @@ func keyIn(s string) string {
 	k := s[i+len(`"_entity_key":"`):]
 	return k[:strings.IndexByte(k, '"')]
 }
+
+// The tenancy matrix over the CLI: alice's session, by its UUID, does not
+// exist for bob on any command, and nothing of it shows.
+func TestTenancyCLI(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "t.db")
+	alice := map[string]string{"REMSTORE_DB": db, "REMSTORE_USER_ID": "alice"}
+	bob := map[string]string{"REMSTORE_DB": db, "REMSTORE_USER_ID": "bob"}
+	id := "6e3e7151-1111-4222-8333-944445555666"
+	hist, _ := os.ReadFile(fixtures.Path("readme", "chat.json"))
+	if r := run(t, alice, string(hist), "store", "--session-id", id); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := run(t, alice, "", "sessions", "update", id, "--agent", "alice-secret-agent"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	key := keyIn(run(t, alice, "", "load", "--session-id", id).stdout)
+	for _, args := range [][]string{
+		{"store", "--session-id", id},
+		{"sessions", "get", id},
+		{"sessions", "status", id, "cancelled", "--reason", "hijack"},
+		{"sessions", "update", id, "--agent", "bob"},
+		{"sessions", "fork", id},
+		{"sessions", "compact", id, "--keep-last", "1"},
+		{"sessions", "usage", id},
+		{"sessions", "delete", id},
+		{"lookup", key},
+		{"lookup", "--session-id", id, "--index", "1"},
+		{"export", "--session-id", id},
+	} {
+		r := run(t, bob, `[{"role":"user","content":"intrude"}]`, args...)
+		if r.code != cli.ExitNotFound || strings.Contains(r.stderr+r.stdout, "alice-secret-agent") || strings.Contains(r.stdout, "Lisbon") {
+			t.Errorf("bob %v: exit %d %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := run(t, bob, "", "load", "--session-id", id); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("bob loads alice's session: %d %q", r.code, r.stdout)
+	}
+	r := run(t, alice, "", "sessions", "get", id, "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"status":"active"`) || !strings.Contains(r.stdout, "alice-secret-agent") || strings.Contains(r.stdout, "intrude") {
+		t.Errorf("alice's session changed: %q", r.stdout)
+	}
+}
