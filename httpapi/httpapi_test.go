@@ -423,3 +423,33 @@ func TestParseAPIKeys(t *testing.T) {
 		t.Error("a short key accepted")
 	}
 }
+
+// A store blocked behind a held lock past the request timeout answers
+// "timeout", as every other route does, not a storage error.
+func TestTimeoutUnderHeldLock(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	api := newAPI(t, db, Options{RequestTimeout: 300 * time.Millisecond})
+	if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/held/messages", user: "alice", body: `[{"role":"user","content":"hi"}]`}); code != 201 {
+		t.Fatalf("seed: %d %s", code, body)
+	}
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []call{
+		{method: "POST", path: "/v1/sessions/held/messages", body: `[{"role":"user","content":"blocked"}]`},
+		{method: "GET", path: "/v1/sessions/held"},
+	} {
+		c.user = "alice"
+		code, body, _ := do(t, api, c)
+		if code != 503 || !strings.Contains(body, `"code":"timeout"`) {
+			t.Errorf("%s %s under a held lock: %d %s", c.method, c.path, code, body)
+		}
+	}
+}
