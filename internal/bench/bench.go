@@ -309,6 +309,8 @@ type Result struct {
 	PeerMS      float64 `json:"peer_median_ms,omitempty"`
 	PeerP95MS   float64 `json:"peer_p95_ms,omitempty"`
 	RatioPeer   float64 `json:"peer_over_remstore,omitempty"` // how many times faster remstore is
+	// Statements per operation on the server (pg_stat_statements), -1 unknown.
+	Statements *Statements `json:"statements,omitempty"`
 }
 
 func measure(ctx context.Context, op Op, iters int) ([]time.Duration, error) {

@@ -103,3 +103,46 @@ func dicts(msgs []models.HistoryMessage) []json.RawMessage {
 	}
 	return out
 }
+
+// Statements counts what one run of each side sends to the server, from
+// pg_stat_statements (top-level statements: round trips, not the statements
+// inside remstore's store function). -1 where it cannot be counted.
+type Statements struct {
+	Remstore, Floor, Peer int
+}
+
+// CountStatements runs w's operations once each and counts their statements
+// on the server. It needs pg_stat_statements loaded (scripts/pg.sh starts the
+// test cluster with it); without, every count is -1.
+func (e *Env) CountStatements(ctx context.Context, w Workload) Statements {
+	out := Statements{-1, -1, -1}
+	if e.Conn == nil {
+		return out
+	}
+	if _, err := e.Conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public"); err != nil {
+		return out
+	}
+	count := func(run func() error) int {
+		if _, err := e.Conn.Exec(ctx, "SELECT public.pg_stat_statements_reset()"); err != nil {
+			return -1
+		}
+		if run() != nil {
+			return -1
+		}
+		var n int
+		if err := e.Conn.QueryRow(ctx, `SELECT COALESCE(sum(calls), 0) FROM public.pg_stat_statements
+			WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND query NOT ILIKE '%pg_stat_statements%'`).Scan(&n); err != nil {
+			return -1
+		}
+		return n
+	}
+	out.Remstore = count(func() error { return w.Run(ctx) })
+	if w.Floor != nil {
+		out.Floor = count(func() error { return w.Floor(ctx) })
+	}
+	if w.Peer != nil {
+		out.Peer = count(func() error { _, err := w.Peer(ctx, 1); return err })
+	}
+	return out
+}

@@ -63,11 +63,14 @@ all up). PostgreSQL only.`,
 				return err
 			}
 			var results []bench.Result
-			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us")
+			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
 			for _, w := range ws {
 				r, err := bench.Measure(e.ctx, w, iters)
 				if err != nil {
 					return err
+				}
+				if st := env.CountStatements(e.ctx, w); st.Remstore >= 0 {
+					r.Statements = &st
 				}
 				results = append(results, r)
 				floor, ratio, peer, pratio := "-", "-", "-", "-"
@@ -77,7 +80,11 @@ all up). PostgreSQL only.`,
 				if r.PeerMS > 0 {
 					peer, pratio = fmt.Sprintf("%.3f", r.PeerMS), fmt.Sprintf("%.1f", r.RatioPeer)
 				}
-				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio)
+				stmts := "-"
+				if r.Statements != nil {
+					stmts = fmt.Sprintf("%d/%d/%d", r.Statements.Remstore, r.Statements.Floor, r.Statements.Peer)
+				}
+				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
 			}
 			if jsonFile != "" {
 				b, _ := json.MarshalIndent(results, "", "  ")
