@@ -3,11 +3,14 @@ package sessionstore_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -111,6 +114,55 @@ func TestRefusedStoreCreatesNoSession(t *testing.T) {
 		}
 		if _, _, err := s.GetSession(ctx, "fresh", sessionstore.LoadOptions{}); !errors.Is(err, sessionstore.ErrNotFound) {
 			t.Fatalf("the refused store created its session: %v", err)
+		}
+	})
+}
+
+// The store composes with a caller's transaction: on a bun.Tx every call
+// runs inside it, so a rollback takes the stored messages (and the session)
+// back with the caller's own writes.
+func TestStoreInsideCallersTransaction(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		for _, commit := range []bool{false, true} {
+			key := fmt.Sprintf("tx-%v", commit)
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := sessionstore.New(tx, sessionstore.Options{UserID: "A", TruncateLength: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			long := strings.Repeat("a long answer ", 5)
+			res := store(t, s, key, msg("user", "q"), msg("assistant", long))
+			h, err := s.Load(ctx, key, sessionstore.LoadOptions{})
+			if err != nil || len(h) != 2 || !h[1].Compressed {
+				t.Fatalf("load inside the transaction: %+v %v", h, err)
+			}
+			if full, err := s.Lookup(ctx, res.Keys[1]); err != nil || full != long {
+				t.Fatalf("lookup inside the transaction: %q %v", full, err)
+			}
+			if _, err := s.SetStatus(ctx, key, "completed", ""); err != nil {
+				t.Fatal(err)
+			}
+			if commit {
+				err = tx.Commit()
+			} else {
+				err = tx.Rollback()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			outside := newStore(t, db, "A", 10)
+			h, _ = outside.Load(ctx, key, sessionstore.LoadOptions{})
+			_, _, gerr := outside.GetSession(ctx, key, sessionstore.LoadOptions{})
+			if commit && (len(h) != 2 || gerr != nil) {
+				t.Fatalf("committed: %d messages, %v", len(h), gerr)
+			}
+			if !commit && (len(h) != 0 || !errors.Is(gerr, sessionstore.ErrNotFound)) {
+				t.Fatalf("rolled back: %d messages, %v", len(h), gerr)
+			}
 		}
 	})
 }
