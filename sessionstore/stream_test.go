@@ -21,9 +21,10 @@ import (
 // so the converter groups every pair).
 func TestLoadEachMemoryFlat(t *testing.T) {
 	t.Parallel()
+	// One after the other: the heap is the process's, so two measurements
+	// at once would see each other.
 	for _, pydantic := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dicts", true: "pydantic-ai"}[pydantic], func(t *testing.T) {
-			t.Parallel()
 			memoryFlat(t, pydantic)
 		})
 	}

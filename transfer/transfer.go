@@ -213,7 +213,7 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 1<<20), sessionstore.MaxContentBytes*2)
 	var sessions []*models.Session
-	var msgs []*models.Message
+	var msgs []importMsg
 	flush := func() error {
 		if len(sessions) == 0 && len(msgs) == 0 {
 			return nil
@@ -241,9 +241,7 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 			return &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: err.Error()}
 		}
 		var rec importRecord
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&rec); err != nil {
+		if err := json.Unmarshal(b, &rec); err != nil {
 			return st, bad(fmt.Errorf("malformed JSON: %w", err))
 		}
 		switch rec.Kind {
@@ -300,8 +298,8 @@ type importRecord struct {
 	Role        models.Role     `json:"role"`
 	Content     string          `json:"content"`
 	ToolCalls   json.RawMessage `json:"tool_calls"`
-	GraphEdges  models.JSONList `json:"graph_edges"`
-	Metadata    models.JSONMap  `json:"metadata"`
+	GraphEdges  json.RawMessage `json:"graph_edges"` // kept raw: PostgreSQL's COPY takes the text as it is
+	Metadata    json.RawMessage `json:"metadata"`
 	Tags        []string        `json:"tags"`
 	TraceID     *string         `json:"trace_id"`
 	SpanID      *string         `json:"span_id"`
@@ -310,6 +308,30 @@ type importRecord struct {
 	CreatedAt   string          `json:"created_at"`
 	UpdatedAt   string          `json:"updated_at"`
 	DeletedAt   *string         `json:"deleted_at"`
+}
+
+// importMsg is a message record ready for either database: the row, and its
+// JSON columns as the record gave them (decoded only for SQLite, whose bun
+// insert needs the values; decoding them cost most of an import's time).
+type importMsg struct {
+	m           *models.Message
+	meta, edges json.RawMessage
+}
+
+// rawJSON checks a raw JSON column: null or absent is its default, anything
+// else must be a JSON value of the right kind that PostgreSQL stores.
+func rawJSON(raw json.RawMessage, kind byte, def, field string) (json.RawMessage, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return json.RawMessage(def), nil
+	}
+	if t[0] != kind {
+		return nil, fmt.Errorf("field %q: must be a JSON %s", field, map[byte]string{'{': "object", '[': "array"}[kind])
+	}
+	if reason := models.CheckJSONValue(t); reason != "" {
+		return nil, fmt.Errorf("field %q: %s", field, reason)
+	}
+	return bytes.Clone(t), nil
 }
 
 func (r *importRecord) times() (created, updated time.Time, deleted *time.Time, err error) {
@@ -335,38 +357,75 @@ func (r *importRecord) session() (*models.Session, error) {
 		return nil, err
 	}
 	s := &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
-		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID,
-		CreatedAt: c, UpdatedAt: u, DeletedAt: d}
+		Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID, CreatedAt: c, UpdatedAt: u, DeletedAt: d}
+	for _, col := range []struct {
+		raw   json.RawMessage
+		kind  byte
+		def   string
+		field string
+		into  interface{ Scan(any) error }
+	}{{r.Metadata, '{', "{}", "metadata", &s.Metadata}, {r.GraphEdges, '[', "[]", "graph_edges", &s.GraphEdges}} {
+		v, err := rawJSON(col.raw, col.kind, col.def, col.field)
+		if err != nil {
+			return nil, err
+		}
+		if err := col.into.Scan([]byte(v)); err != nil {
+			return nil, err
+		}
+	}
 	s.FillDefaults() // the PostgreSQL path renders its INSERT without bun's hooks
 	return s, nil
 }
 
-func (r *importRecord) message() (*models.Message, error) {
+func (r *importRecord) message() (importMsg, error) {
 	if r.ID == uuid.Nil || r.SessionID == uuid.Nil {
-		return nil, errors.New("id and session_id are required")
+		return importMsg{}, errors.New("id and session_id are required")
 	}
 	if err := sessionstore.CheckText(-1, "content", r.Content, 0); err != nil {
-		return nil, err
+		return importMsg{}, err
 	}
 	c, u, d, err := r.times()
 	if err != nil {
-		return nil, err
+		return importMsg{}, err
+	}
+	meta, err := rawJSON(r.Metadata, '{', "{}", "metadata")
+	if err != nil {
+		return importMsg{}, err
+	}
+	edges, err := rawJSON(r.GraphEdges, '[', "[]", "graph_edges")
+	if err != nil {
+		return importMsg{}, err
 	}
 	m := &models.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content,
-		GraphEdges: r.GraphEdges, Metadata: r.Metadata, Tags: r.Tags, TraceID: r.TraceID, SpanID: r.SpanID,
+		Tags: r.Tags, TraceID: r.TraceID, SpanID: r.SpanID,
 		UserID: r.UserID, TenantID: r.TenantID, CreatedAt: c, UpdatedAt: u, DeletedAt: d}
-	if len(r.ToolCalls) > 0 && string(r.ToolCalls) != "null" {
-		m.ToolCalls = models.NullJSON(bytes.Clone(r.ToolCalls))
+	if t := bytes.TrimSpace(r.ToolCalls); len(t) > 0 && string(t) != "null" {
+		if reason := models.CheckJSONValue(t); reason != "" {
+			return importMsg{}, fmt.Errorf("field %q: %s", "tool_calls", reason)
+		}
+		m.ToolCalls = models.NullJSON(bytes.Clone(t))
 	}
-	m.FillDefaults()
-	return m, nil
+	if m.Tags == nil {
+		m.Tags = models.StringArray{}
+	}
+	return importMsg{m: m, meta: meta, edges: edges}, nil
 }
 
 // importBatch writes one batch in a transaction and returns how many
 // messages were new.
-func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, msgs []*models.Message) (int, error) {
+func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg) (int, error) {
 	if repository.IsPostgres(db) {
-		return importBatchPG(ctx, db, sessions, msgs)
+		return importBatchPG(ctx, db, sessions, batch)
+	}
+	msgs := make([]*models.Message, len(batch))
+	for i, im := range batch {
+		msgs[i] = im.m
+		if err := msgs[i].Metadata.Scan([]byte(im.meta)); err != nil {
+			return 0, err
+		}
+		if err := msgs[i].GraphEdges.Scan([]byte(im.edges)); err != nil {
+			return 0, err
+		}
 	}
 	inserted := 0
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -396,21 +455,17 @@ var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", 
 // messages COPYed into a temporary table and inserted from it, skipping ids
 // that exist. database/sql's transactions do not expose their connection, so
 // the transaction is pgx's own.
-func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, msgs []*models.Message) (int, error) {
+func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg) (int, error) {
 	var sessSQL string
 	if len(sessions) > 0 {
 		sessSQL = db.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").String()
 	}
-	rows := make([][]any, len(msgs))
-	for i, m := range msgs {
-		meta, err := m.Metadata.Value()
-		if err != nil {
-			return 0, err
-		}
-		edges, err := m.GraphEdges.Value()
-		if err != nil {
-			return 0, err
-		}
+	rows := make([][]any, len(batch))
+	msgs := make([]*models.Message, len(batch))
+	for i, im := range batch {
+		m := im.m
+		msgs[i] = m
+		meta, edges := string(im.meta), string(im.edges)
 		var toolCalls any
 		if m.ToolCalls != nil {
 			toolCalls = string(m.ToolCalls)
