@@ -20,9 +20,8 @@ import (
 // as pydantic-ai messages (assistant answers each followed by a tool result,
 // so the converter groups every pair).
 func TestLoadEachMemoryFlat(t *testing.T) {
-	t.Parallel()
-	// One after the other: the heap is the process's, so two measurements
-	// at once would see each other.
+	// Not parallel, and its two measurements one after the other: the heap is
+	// the process's, so a test running beside it would be measured too.
 	for _, pydantic := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dicts", true: "pydantic-ai"}[pydantic], func(t *testing.T) {
 			memoryFlat(t, pydantic)
