@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 )
 
 // Peer is the Python peer's own session store (../shared/peer), timed by
@@ -145,4 +149,62 @@ func (e *Env) CountStatements(ctx context.Context, w Workload) Statements {
 		out.Peer = count(func() error { _, err := w.Peer(ctx, 1); return err })
 	}
 	return out
+}
+
+// PeerOwnSchema prepares the comparison the peer's users meet today: the
+// peer on the schema its own install.sql creates (no index on the entity
+// key), in a schema of its own beside the benchmark's. It starts a second
+// peer process there, installs the peer's schema with the peer's own code
+// and fills its messages table to n rows the way fillTable fills remstore's.
+// The returned op is the peer's lookup of one key in it.
+func (e *Env) PeerOwnSchema(ctx context.Context, python, script, peerDir string, n int) (PeerOp, func(), error) {
+	u, err := url.Parse(e.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := u.Query()
+	schema := q.Get("search_path") + "_peer"
+	if _, err := e.DB.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return nil, nil, err
+	}
+	drop := func() { _, _ = e.DB.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }
+	q.Set("search_path", schema+",public") // the extensions' types live in public
+	u.RawQuery = q.Encode()
+	p, err := StartPeer(python, script, peerDir, u.String())
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	cleanup := func() { p.Close(); drop() }
+	if _, err := p.Do(map[string]any{"op": "install"}); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	// Filled on the peer schema's search path: its triggers name their
+	// tables without a schema.
+	pdb, err := repository.Open(ctx, u.String())
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	defer pdb.Close()
+	sid := uuid.New()
+	if _, err := pdb.ExecContext(ctx, "INSERT INTO sessions (id, name) VALUES (?, 'bench-fill')", sid); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if _, err := pdb.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+		SELECT gen_random_uuid(), ?, 'assistant', repeat('x', 500),
+		       jsonb_build_object('message_index', g, 'entity_key', 'session-' || ? || '-msg-' || g, 'timestamp', null),
+		       'bench', 'bench', now() + g * interval '1 microsecond', now()
+		FROM generate_series(0, ?) g`, sid, sid.String(), n-1); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if _, err := pdb.ExecContext(ctx, "ANALYZE messages"); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	key := fmt.Sprintf("session-%s-msg-%d", sid, n/2)
+	return p.op(map[string]any{"op": "lookup", "key": key, "user": "bench"}), cleanup, nil
 }

@@ -25,7 +25,9 @@ pgx. --json writes the figures; --svg draws lookup latency against table size.
 
 --peer DIR puts the Python peer's own session store (its code in DIR) beside
 the workloads it has, on the same database, alternating run by run: store a
-turn, load+compress, load+compress+convert to pydantic-ai JSON, lookup. It runs
+turn, load+compress, load+compress+convert to pydantic-ai JSON, lookup (on
+remstore's index, and once more with the peer on the schema its own
+install.sql creates, in a schema of its own: "peer schema"). It runs
 interop/peer/bench_server.py (--peer-script) under --peer-python, a Python with
 the peer's requirements (interop/peer/requirements.txt; make bench-peer sets it
 all up). PostgreSQL only.`,
@@ -61,6 +63,22 @@ all up). PostgreSQL only.`,
 			ws, err := env.Workloads(e.ctx, sizes)
 			if err != nil {
 				return err
+			}
+			if env.Peer != nil {
+				// The same lookup, with the peer on the schema its own
+				// install.sql creates (no index on the key).
+				n := sizes.Lookups[len(sizes.Lookups)-1]
+				op, cleanup, err := env.PeerOwnSchema(e.ctx, peerPython, peerScript, peerDir, n)
+				if err != nil {
+					return err
+				}
+				defer cleanup()
+				for _, w := range ws {
+					if w.Name == fmt.Sprintf("lookup in %d rows", n) {
+						ws = append(ws, bench.Workload{Name: fmt.Sprintf("lookup in %d rows, peer schema", n), Rows: 1, Size: n, Run: w.Run, Peer: op})
+						break
+					}
+				}
 			}
 			var results []bench.Result
 			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")

@@ -9,6 +9,7 @@ the peer's own calls only, so the pipe to the Go side is not in them.
     {"op": "load", "sid": UUID, "user": U, "n": N}
     {"op": "convert", "sid": UUID, "user": U, "n": N}   # load + convert + dump_json
     {"op": "lookup", "key": K, "user": U, "n": N}
+    {"op": "install"}   # the peer's own sql/install.sql on the connected database
 """
 import asyncio
 import json
@@ -52,6 +53,10 @@ def run(req):
     op, n = req["op"], req.get("n", 1)
     if op == "connect":
         return connect(req)
+    if op == "install":
+        import remlight.services.database as db
+        LOOP.run_until_complete(db._db.install_schema())
+        return []
     store = peer["Store"](user_id=req["user"])
     if op == "store":
         return timed(n, lambda: store.store_session_messages(req["sid"], req["turn"]))
