@@ -72,7 +72,6 @@ all up). PostgreSQL only.`,
 				if err != nil {
 					// Its install.sql needs pgvector; without it, say so and go on.
 					fmt.Fprintf(e.stderr, "the peer's own schema is not available (%v); its lookup is left out\n", err)
-					ws = ws[:len(ws):len(ws)]
 				} else {
 					defer cleanup()
 				}
