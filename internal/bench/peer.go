@@ -205,6 +205,10 @@ func (e *Env) PeerOwnSchema(ctx context.Context, python, script, peerDir string,
 		cleanup()
 		return nil, nil, err
 	}
-	key := fmt.Sprintf("session-%s-msg-%d", sid, n/2)
-	return p.op(map[string]any{"op": "lookup", "key": key, "user": "bench"}), cleanup, nil
+	// Keys all over the table, one at random per run (see bench_server.py).
+	keys := make([]string, 0, 64)
+	for i := range 64 {
+		keys = append(keys, fmt.Sprintf("session-%s-msg-%d", sid, (2*i+1)*n/128))
+	}
+	return p.op(map[string]any{"op": "lookup", "keys": keys, "user": "bench"}), cleanup, nil
 }
