@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,17 +115,36 @@ func (r *Repository[T]) apply(q *bun.SelectQuery, qu Query, forCount bool) (*bun
 	return q, nil
 }
 
-// Upsert inserts rows in one statement; a row whose id exists is replaced
-// (every column but id and created_at) and undeleted, as the peer's upsert does.
+// Upsert inserts rows in one statement; a row whose key exists is replaced
+// (every column but the key and created_at) and undeleted, as the peer's
+// upsert does. The key is the table's primary key as the database has it:
+// (id), or (session_id, id) for messages distributed on Citus, where the
+// peer's ON CONFLICT (id) has no constraint to match.
 func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	q := r.db.NewInsert().Model(&rows).On("CONFLICT (id) DO UPDATE")
+	key := []string{"id"}
+	if IsPostgres(r.db) {
+		pk, err := primaryKey(ctx, r.db, r.table.Name)
+		if err != nil {
+			return err
+		}
+		if len(pk) > 0 {
+			key = pk
+		}
+	}
+	inKey := map[string]bool{}
+	for _, c := range key {
+		inKey[c] = true
+	}
+	// No RETURNING: bun would scan the returned rows back into rows by
+	// position, and a distributed table returns them in shard order.
+	q := r.db.NewInsert().Model(&rows).Returning("NULL").On("CONFLICT (?) DO UPDATE", bun.Safe(joinIdents(key)))
 	for _, f := range r.table.Fields {
-		switch f.Name {
-		case "id", "created_at":
-		case "deleted_at":
+		switch {
+		case inKey[f.Name] || f.Name == "created_at":
+		case f.Name == "deleted_at":
 			q = q.Set("deleted_at = NULL")
 		default:
 			q = q.Set("? = EXCLUDED.?", bun.Ident(f.Name), bun.Ident(f.Name))
@@ -141,7 +161,7 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 func (r *Repository[T]) Insert(ctx context.Context, rows ...*T) error {
 	for lo := 0; lo < len(rows); lo += insertChunk {
 		part := rows[lo:min(lo+insertChunk, len(rows))]
-		if _, err := r.db.NewInsert().Model(&part).Exec(ctx); err != nil {
+		if _, err := r.db.NewInsert().Model(&part).Returning("NULL").Exec(ctx); err != nil {
 			return fmt.Errorf("insert %d %s: %w", len(part), r.table.Name, err)
 		}
 	}
@@ -149,6 +169,14 @@ func (r *Repository[T]) Insert(ctx context.Context, rows ...*T) error {
 }
 
 const insertChunk = 1000
+
+func joinIdents(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = quoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
 
 // Get returns the row with this id. With userID set it applies the isolation
 // rule (user_id = userID OR user_id IS NULL). Soft-deleted rows are not found.

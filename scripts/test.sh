@@ -2,8 +2,11 @@
 # The one test command (`make test`): starts a throwaway PostgreSQL 15 cluster
 # unless REMSTORE_TEST_DATABASE_URL is set, runs go vet and `go test -race`
 # over every package (storage suites on PostgreSQL and SQLite), then the
-# Python interop suite under each pinned pydantic-ai version. The cluster is
-# stopped even when a step fails.
+# Python interop suite under each pinned pydantic-ai version. Beside the
+# PostgreSQL cluster it starts a Citus cluster (coordinator + 2 workers, and a
+# spare worker for the rebalance test; Citus is built once from ../shared if
+# missing, see scripts/citus.sh), where the shared storage suite runs as a
+# third database. The clusters are stopped even when a step fails.
 #
 # REMSTORE_REQUIRE_ALL=1 (set by .ci/run) makes a missing PostgreSQL or Python
 # a failure instead of a skip.
@@ -11,12 +14,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${REMSTORE_REQUIRE_ALL:=0}"
 export REMSTORE_REQUIRE_PG=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_PYTHON=$REMSTORE_REQUIRE_ALL
+export REMSTORE_REQUIRE_CITUS=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_BROWSER=$REMSTORE_REQUIRE_ALL
 
 # shellcheck source=scripts/pg.sh
 source scripts/pg.sh
 # shellcheck source=scripts/pgvector.sh
 source scripts/pgvector.sh
-trap pg_stop EXIT
+# shellcheck source=scripts/citus.sh
+source scripts/citus.sh
+trap 'citus_stop; pg_stop' EXIT
+# Citus first: building it may move the server packages to a newer minor,
+# which must happen before any cluster starts (and before pgvector pins its
+# headers to the server's version).
+if [ -z "${REMSTORE_TEST_CITUS_URL:-}" ] && [ -z "${REMSTORE_BENCH_ONLY:-}${REMSTORE_TEST_RUN:-}" ] || [ -n "${REMSTORE_BENCH_CITUS:-}" ]; then
+  if bin=$(pg_bindir) && [ -n "$bin" ] && citus_ensure "$bin" && citus_start; then
+    :
+  else
+    [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: the Citus cluster could not be built or started" >&2; exit 1; }
+    echo "test: Citus unavailable; its tests will be skipped" >&2
+  fi
+fi
 if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
   # The peer's install.sql needs the vector type; it is built before any
   # cluster starts (see scripts/pgvector.sh). Without ../shared/peer there
@@ -41,6 +58,16 @@ if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
     scripts/interop.sh --venv-only
     peer=(--peer "${REMSTORE_SHARED_DIR:-../shared}/peer" --peer-python interop/.venv-peer/bin/python)
   fi
+  if [ -n "${REMSTORE_BENCH_CITUS:-}" ]; then  # make bench-citus: one node, then the 3-node cluster
+    [ -n "${REMSTORE_TEST_CITUS_URL:-}" ] || { echo "bench-citus: no Citus cluster" >&2; exit 1; }
+    quick=(); [ -n "${QUICK:-}" ] && quick=(--quick)
+    echo "== single-node PostgreSQL"
+    .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-single.json
+    echo "== Citus: coordinator + 2 workers"
+    .test-output/remstore bench --db "$REMSTORE_TEST_CITUS_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-citus.json
+    python3 scripts/bench_compare.py .test-output/bench-single.json .test-output/bench-citus.json | tee .test-output/bench-citus.md
+    exit 0
+  fi
   .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" \
     --json .test-output/bench.json --svg .test-output/lookup.svg "${peer[@]}"
   exit 0
@@ -48,6 +75,15 @@ fi
 if [ -n "${REMSTORE_TEST_RUN:-}" ]; then  # make soak and friends: one test, verbose
   go test -count=1 -v -run "$REMSTORE_TEST_RUN" ./...
   exit 0
+fi
+
+# The viewer's browser tests drive Debian's headless Chromium.
+if [ -z "${REMSTORE_BENCH_ONLY:-}" ] && ! command -v chromium >/dev/null 2>&1 && [ -z "${REMSTORE_CHROMIUM:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test: installing Debian's chromium for the viewer's browser tests" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "test: chromium could not be installed" >&2
+  fi
 fi
 
 echo "== gofmt / go vet"

@@ -14,7 +14,9 @@ import (
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a
 // "REM LOOKUP <key>" / "LOOKUP <key>" phrase), for the store's tenant only.
 // It tries the stored entity_key (one index probe), then the key's position
-// among the tenant's live rows of its session, as the peer numbers them. It
+// among the tenant's live rows of its session, as the peer numbers them.
+// Both probes name the key's session, so on Citus each reads one shard; a
+// key cut to 255 code points hides its session and is probed everywhere. It
 // only ever returns an assistant message (role assistant or empty): where
 // neither finds one, ErrNotFound.
 func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
@@ -34,15 +36,19 @@ func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 	return content, err
 }
 
-// lookupQueries are the two probes of a lookup, by dialect (true: PostgreSQL).
-var lookupQueries = map[bool]struct{ byKey, byPosition string }{}
+// lookupQueries are the probes of a lookup, by dialect (true: PostgreSQL):
+// by stored key within the key's session, by stored key alone (a cut key),
+// and by position.
+var lookupQueries = map[bool]struct{ byKey, byOpaqueKey, byPosition string }{}
 
 func init() {
 	for _, pg := range []bool{true, false} {
 		sqlText := repository.SQLFor(pg)
-		lookupQueries[pg] = struct{ byKey, byPosition string }{
-			byKey: "SELECT content FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ? AND deleted_at IS NULL" +
-				" AND (role = 'assistant' OR role = '') LIMIT 1",
+		byKey := "SELECT content FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ? AND deleted_at IS NULL" +
+			" AND (role = 'assistant' OR role = '')"
+		lookupQueries[pg] = struct{ byKey, byOpaqueKey, byPosition string }{
+			byKey:       byKey + " AND session_id = ? LIMIT 1",
+			byOpaqueKey: byKey + " LIMIT 1",
 			byPosition: "SELECT content, role FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
 				" ORDER BY created_at, id LIMIT 1 OFFSET ?",
 		}
@@ -53,19 +59,26 @@ func init() {
 func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 	q := lookupQueries[s.sql.Postgres]
 	var content string
-	err := s.drv.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID}, &content)
+	if k.Opaque {
+		err := s.drv.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+		case err != nil:
+			return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+		}
+		return content, nil
+	}
+	sid, err := SessionUUID(s.userID, k.SessionID)
+	if err != nil {
+		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	}
+	err = s.drv.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content)
 	if err == nil {
 		return content, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
-	}
-	if k.Opaque {
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
-	}
-	sid, err := SessionUUID(s.userID, k.SessionID)
-	if err != nil {
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
 	}
 	var role string
 	err = s.drv.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role)

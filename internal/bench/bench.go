@@ -45,7 +45,11 @@ type Env struct {
 	URL   string // the database, in the benchmark's own schema
 	// Peer, when set (StartPeer on URL), puts the Python peer's own code
 	// beside the workloads it has: store a turn, load, load+convert, lookup.
-	Peer  *Peer
+	Peer *Peer
+	// Citus is set when the database is a Citus coordinator with workers:
+	// Open distributes the benchmark's tables there, as remstore citus
+	// distribute would.
+	Citus *repository.CitusState
 	close func()
 }
 
@@ -88,6 +92,24 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 	if err := repository.Migrate(ctx, e.DB); err != nil {
 		e.Close()
 		return nil, err
+	}
+	if e.Conn != nil {
+		st, err := repository.CitusStatus(ctx, e.DB)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		if st.Version != "" && st.Workers > 0 {
+			if _, err := repository.Distribute(ctx, e.DB, repository.DistributeOptions{}); err != nil {
+				e.Close()
+				return nil, err
+			}
+			if st, err = repository.CitusStatus(ctx, e.DB); err != nil {
+				e.Close()
+				return nil, err
+			}
+			e.Citus = &st
+		}
 	}
 	e.Store, err = sessionstore.New(e.DB, sessionstore.Options{UserID: "bench"})
 	return e, err
@@ -239,7 +261,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := res.Keys[1]
+		key, sid := res.Keys[1], res.SessionID
 		w := Workload{Name: fmt.Sprintf("lookup in %d rows", n), Rows: 1, Size: n,
 			Run: func(ctx context.Context) error { _, err := e.Store.Lookup(ctx, key); return err }}
 		if e.Peer != nil {
@@ -248,8 +270,10 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		if pg {
 			w.Floor = func(ctx context.Context) error {
 				var s string
-				return e.Conn.QueryRow(ctx, "SELECT content FROM messages WHERE metadata->>'entity_key' = $1 AND tenant_id = $2 AND deleted_at IS NULL LIMIT 1",
-					key, "bench").Scan(&s)
+				// The key names its session, as remstore's probe does: one
+				// shard on Citus, a recheck on one server.
+				return e.Conn.QueryRow(ctx, "SELECT content FROM messages WHERE metadata->>'entity_key' = $1 AND tenant_id = $2 AND deleted_at IS NULL AND session_id = $3 LIMIT 1",
+					key, "bench", sid).Scan(&s)
 			}
 		}
 		out = append(out, w)

@@ -30,7 +30,11 @@ remstore's index, and once more with the peer on the schema its own
 install.sql creates, in a schema of its own: "peer schema"). It runs
 interop/peer/bench_server.py (--peer-script) under --peer-python, a Python with
 the peer's requirements (interop/peer/requirements.txt; make bench-peer sets it
-all up). PostgreSQL only.`,
+all up). PostgreSQL only.
+
+On a Citus coordinator with workers, the benchmark's tables are distributed by
+session first (remstore citus distribute); make bench-citus runs the same
+workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`,
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
 			"  remstore bench --quick\n" +
 			"  remstore bench --db postgres://localhost/bench --peer ../shared/peer --peer-python interop/.venv-peer/bin/python",
@@ -44,6 +48,10 @@ all up). PostgreSQL only.`,
 				return err
 			}
 			defer env.Close()
+			if c := env.Citus; c != nil {
+				fmt.Fprintf(e.stderr, "Citus %s coordinator with %s: the benchmark's tables are distributed by session (%d shards)\n",
+					c.Version, plural(c.Workers, "worker"), c.Tables[1].Shards)
+			}
 			sizes := bench.Full
 			if quick {
 				sizes = bench.Quick

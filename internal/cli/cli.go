@@ -163,6 +163,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newExportCmd(e),
 		newImportCmd(e),
 		newMigrateCmd(e),
+		newCitusCmd(e),
 		newSessionsCmd(e),
 		newServeCmd(e),
 		newMCPCmd(e),

@@ -115,14 +115,17 @@ once. A progress bar shows on a terminal.`,
 }
 
 func newMigrateCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var distributed bool
+	var shards int
+	cmd := &cobra.Command{
 		Use:   "migrate [up|down|status]",
 		Short: "Apply, roll back or list remstore's schema migrations",
 		Long: `up (the default) applies every pending migration: the peer's tables if missing
 (a no-op on a database the peer created) and remstore's indexes. down rolls
 back the last group applied. status lists each migration and whether it is
 applied. Never roll back the table migration on a database the peer uses: its
-down step drops the tables.`,
+down step drops the tables. With --distributed, up then distributes the tables
+on a Citus coordinator (remstore citus distribute).`,
 		Example:   "  remstore migrate status --db postgres://localhost/app",
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"up", "down", "status"},
@@ -156,6 +159,14 @@ down step drops the tables.`,
 				fmt.Fprintf(e.stdout, "rolled back %s\n", g)
 				return nil
 			}
+			if distributed {
+				if action != "up" {
+					return usageErr("migrate: --distributed goes with up")
+				}
+				if err := runDistribute(e, db, shards); err != nil {
+					return err
+				}
+			}
 			ms, err := repository.MigrationStatus(e.ctx, db)
 			if err != nil {
 				return err
@@ -175,4 +186,7 @@ down step drops the tables.`,
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&distributed, "distributed", false, "after up, distribute the tables on Citus (remstore citus distribute)")
+	cmd.Flags().IntVar(&shards, "shard-count", 0, "with --distributed: shards per table")
+	return cmd
 }

@@ -37,9 +37,10 @@ func PostgresURL(t testing.TB) string {
 
 // NewPostgresURL creates an empty schema and returns a URL whose connections
 // use it (search_path), dropping the schema when the test ends.
-func NewPostgresURL(t testing.TB) string {
+func NewPostgresURL(t testing.TB) string { t.Helper(); return newSchemaURL(t, PostgresURL(t)) }
+
+func newSchemaURL(t testing.TB, base string) string {
 	t.Helper()
-	base := PostgresURL(t)
 	ctx := context.Background()
 	admin, err := repository.Open(ctx, base)
 	if err != nil {
@@ -55,7 +56,7 @@ func NewPostgresURL(t testing.TB) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse %s: %v", EnvURL, err)
+		t.Fatalf("parse %s: %v", settingsName(base), err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
@@ -99,13 +100,18 @@ func NewSQLite(t testing.TB) *bun.DB { t.Helper(); return migrated(t, NewSQLiteU
 type Dialect struct {
 	Name string
 	New  func(testing.TB) *bun.DB
-	URL  func(testing.TB) string // a fresh, unmigrated database
+	// URL is a database of its own for the CLI: fresh and unmigrated
+	// (the CLI migrates it), except on Citus, where it is also distributed,
+	// since distributing is a step of its own (remstore citus distribute).
+	URL func(testing.TB) string
 }
 
-// Dialects are the kinds every storage suite runs on.
+// Dialects are the kinds every storage suite runs on: PostgreSQL, SQLite
+// and, where the test script started one, a Citus cluster.
 var Dialects = []Dialect{
 	{Name: "postgres", New: NewPostgres, URL: NewPostgresURL},
 	{Name: "sqlite", New: NewSQLite, URL: NewSQLiteURL},
+	{Name: "citus", New: NewCitus, URL: NewCitusURL},
 }
 
 // Each runs fn as a parallel subtest per dialect, each with its own database.
@@ -117,6 +123,13 @@ func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 			fn(t, d.New(t))
 		})
 	}
+}
+
+func settingsName(base string) string {
+	if base == os.Getenv(EnvCitusURL) {
+		return EnvCitusURL
+	}
+	return EnvURL
 }
 
 func randHex(n int) string {

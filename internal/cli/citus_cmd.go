@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/repository"
+)
+
+func newCitusCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "citus",
+		Short: "Distribute remstore's tables on a Citus cluster, undo it, or show how they are distributed",
+		Long: `On a Citus coordinator (distributed PostgreSQL), distribute makes sessions a
+distributed table by id and messages one by session_id, co-located, so a
+session and its messages live on one worker; messages' primary key becomes
+(session_id, id), as Citus requires; the store function is distributed by its
+session argument, so a store runs on the worker that holds the session. Rows
+already there move to the workers. It is idempotent. undistribute brings the
+tables back to the coordinator. status shows what is distributed.
+
+See docs/scale-out.md for the design, the routing and the figures.`,
+		Example: "  remstore citus distribute --db postgres://coordinator/app --shard-count 32\n  remstore citus status --db postgres://coordinator/app",
+	}
+	var shards int
+	distribute := &cobra.Command{
+		Use:     "distribute",
+		Short:   "Make sessions and messages distributed tables, co-located by session",
+		Example: "  remstore citus distribute --db postgres://coordinator/app --shard-count 32",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := e.openDB(writes)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return runDistribute(e, db, shards)
+		},
+	}
+	distribute.Flags().IntVar(&shards, "shard-count", 0, "shards per table (default: the cluster's citus.shard_count, 32 unless set)")
+	undistribute := &cobra.Command{
+		Use:     "undistribute",
+		Short:   "Bring sessions and messages back to the coordinator as local tables",
+		Example: "  remstore citus undistribute --db postgres://coordinator/app",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := e.openDB(readOnly)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			steps, err := repository.Undistribute(e.ctx, db)
+			printSteps(e, steps, "nothing to do: the tables are local")
+			return err
+		},
+	}
+	status := &cobra.Command{
+		Use:     "status",
+		Short:   "Show how remstore's tables are distributed",
+		Example: "  remstore citus status --db postgres://coordinator/app --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := e.openDB(readOnly)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			st, err := repository.CitusStatus(e.ctx, db)
+			if err != nil {
+				return err
+			}
+			if e.jsonOut {
+				return writeJSON(e, st)
+			}
+			if st.Version == "" {
+				fmt.Fprintln(e.stdout, "citus: not installed in this database (the tables are local)")
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "citus %s, %s, store function %s\n", st.Version, plural(st.Workers, "worker"),
+				map[bool]string{true: "distributed by session", false: "local"}[st.Function])
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TABLE\tTYPE\tCOLUMN\tSHARDS\tCOLOCATION\tPRIMARY KEY")
+			for _, t := range st.Tables {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t(%s)\n", t.Name, t.Type, dash(t.Column), t.Shards, t.Colocation, strings.Join(t.PrimaryKey, ", "))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.AddCommand(distribute, undistribute, status)
+	return cmd
+}
+
+func runDistribute(e *env, db *bun.DB, shards int) error {
+	if shards < 0 {
+		return usageErr("--shard-count must be positive")
+	}
+	steps, err := repository.Distribute(e.ctx, db, repository.DistributeOptions{ShardCount: shards})
+	printSteps(e, steps, "nothing to do: already distributed")
+	return err
+}
+
+func printSteps(e *env, steps []string, none string) {
+	if len(steps) == 0 {
+		fmt.Fprintln(e.stdout, none)
+	}
+	for _, s := range steps {
+		fmt.Fprintln(e.stdout, s)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,53 @@
+package dbtest
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/repository"
+)
+
+// EnvCitusURL names the coordinator of a Citus cluster (scripts/citus.sh);
+// EnvRequireCitus=1 makes its absence a failure (CI sets it). Citus tests
+// share the cluster, each in a schema of its own with 4 shards per table,
+// few enough to create in a moment, more than the 2 workers.
+const (
+	EnvCitusURL     = "REMSTORE_TEST_CITUS_URL"
+	EnvRequireCitus = "REMSTORE_REQUIRE_CITUS"
+	CitusTestShards = 4
+)
+
+// CitusURL returns the coordinator URL, or skips (fails under
+// EnvRequireCitus=1).
+func CitusURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvCitusURL)
+	if u == "" {
+		if os.Getenv(EnvRequireCitus) == "1" {
+			t.Fatalf("%s is not set and %s=1: Citus tests must run (use `make test`)", EnvCitusURL, EnvRequireCitus)
+		}
+		t.Skipf("%s not set: skipping Citus test (run `make test` to start a cluster)", EnvCitusURL)
+	}
+	return u
+}
+
+// NewCitusRawURL returns an empty schema on the Citus coordinator.
+func NewCitusRawURL(t testing.TB) string { t.Helper(); return newSchemaURL(t, CitusURL(t)) }
+
+// NewCitusURL returns a schema on the Citus coordinator, migrated and
+// distributed by remstore citus distribute's code.
+func NewCitusURL(t testing.TB) string {
+	t.Helper()
+	u := NewCitusRawURL(t)
+	db := migrated(t, u)
+	if _, err := repository.Distribute(context.Background(), db, repository.DistributeOptions{ShardCount: CitusTestShards}); err != nil {
+		t.Fatalf("distribute: %v", err)
+	}
+	return u
+}
+
+// NewCitus returns a migrated, distributed database on the Citus cluster.
+func NewCitus(t testing.TB) *bun.DB { t.Helper(); return OpenRaw(t, NewCitusURL(t)) }

@@ -1,0 +1,337 @@
+package repository
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+)
+
+// Scale-out on Citus. Every call of the session store names one session and
+// every key names its session, so the tables shard by session: sessions by
+// id, messages by session_id, co-located, so that a session and its messages
+// live on one worker and every store, load and lookup is a single-shard
+// query. Citus needs every primary key and unique index of a distributed
+// table to include its distribution column, so messages' key becomes
+// (session_id, id). The store function is distributed by its session
+// argument: a call outside a transaction block runs on the worker that holds
+// the session (one hop from the coordinator, every statement local there).
+
+// ErrNoCitus is returned by Distribute on a database without the citus
+// extension.
+var ErrNoCitus = errors.New("the database has no citus extension: run CREATE EXTENSION citus on a Citus coordinator (remstore distributes its tables only on Citus)")
+
+// StoreBatchSignature names the store function for ALTER and Citus calls.
+const StoreBatchSignature = StoreBatchFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)"
+
+// CitusTable is one of remstore's tables as Citus sees it.
+type CitusTable struct {
+	Name       string   `json:"name"`
+	Type       string   `json:"type"`                          // "local", "distributed", or "reference or local"
+	Column     string   `json:"distribution_column,omitempty"` // empty when local
+	Colocation int      `json:"colocation_id,omitempty"`
+	Shards     int      `json:"shard_count,omitempty"`
+	PrimaryKey []string `json:"primary_key"`
+}
+
+// CitusState is what `remstore citus status` reports.
+type CitusState struct {
+	Version     string       `json:"citus_version"` // "" when the extension is missing
+	Workers     int          `json:"workers"`
+	Tables      []CitusTable `json:"tables"`
+	Function    bool         `json:"store_function_distributed"`
+	Distributed bool         `json:"distributed"` // both tables distributed, co-located, function distributed
+}
+
+// DistributeOptions adjust Distribute. ShardCount 0 keeps Citus's
+// citus.shard_count (32 by default).
+type DistributeOptions struct {
+	ShardCount int
+}
+
+// CitusStatus reads the distribution of remstore's tables.
+func CitusStatus(ctx context.Context, db bun.IDB) (CitusState, error) {
+	var st CitusState
+	if !IsPostgres(db) {
+		return st, nil
+	}
+	v, err := citusVersion(ctx, db)
+	if err != nil {
+		return st, err
+	}
+	st.Version = v
+	for _, t := range []string{"sessions", "messages"} {
+		ct := CitusTable{Name: t, Type: "local"}
+		pk, err := primaryKey(ctx, db, t)
+		if err != nil {
+			return st, err
+		}
+		ct.PrimaryKey = pk
+		if v != "" {
+			// pg_dist_partition is in pg_catalog (the citus_tables view is in
+			// public, which a schema's search_path may leave out).
+			var method, col sql.NullString
+			var coloc, shards sql.NullInt64
+			err := db.NewRaw(`SELECT p.partmethod::text, column_to_column_name(p.logicalrelid, p.partkey), p.colocationid,
+					(SELECT count(*) FROM pg_dist_shard s WHERE s.logicalrelid = p.logicalrelid)
+				FROM pg_dist_partition p WHERE p.logicalrelid = to_regclass(?)`, t).Scan(ctx, &method, &col, &coloc, &shards)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return st, fmt.Errorf("citus status of %s: %w", t, err)
+			}
+			if method.Valid {
+				ct.Type = map[string]string{"h": "distributed", "n": "reference or local"}[method.String]
+				ct.Column, ct.Colocation, ct.Shards = col.String, int(coloc.Int64), int(shards.Int64)
+			}
+		}
+		st.Tables = append(st.Tables, ct)
+	}
+	if v == "" {
+		return st, nil
+	}
+	if err := db.NewRaw("SELECT count(*) FROM citus_get_active_worker_nodes()").Scan(ctx, &st.Workers); err != nil {
+		return st, fmt.Errorf("citus workers: %w", err)
+	}
+	var n int
+	if err := db.NewRaw(`SELECT count(*) FROM pg_dist_object
+		WHERE classid = 'pg_proc'::regclass AND objid = to_regprocedure(?)::oid AND distribution_argument_index IS NOT NULL`,
+		StoreBatchSignature).Scan(ctx, &n); err != nil {
+		return st, fmt.Errorf("citus function status: %w", err)
+	}
+	st.Function = n > 0
+	s, m := st.Tables[0], st.Tables[1]
+	st.Distributed = s.Type == "distributed" && m.Type == "distributed" && s.Colocation == m.Colocation && st.Function
+	return st, nil
+}
+
+func citusVersion(ctx context.Context, db bun.IDB) (string, error) {
+	var v string
+	err := db.NewRaw("SELECT extversion FROM pg_extension WHERE extname = 'citus'").Scan(ctx, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("citus version: %w", err)
+	}
+	return v, nil
+}
+
+func primaryKey(ctx context.Context, db bun.IDB, table string) ([]string, error) {
+	var cols []string
+	err := db.NewRaw(`SELECT a.attname FROM pg_index i
+		JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, o) ON true
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indrelid = to_regclass(?) AND i.indisprimary ORDER BY k.o`, table).Scan(ctx, &cols)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("primary key of %s: %w", table, err)
+	}
+	return cols, nil
+}
+
+// distribution says, per table, the column it is distributed by.
+var distribution = []struct{ table, column, colocate string }{
+	{"sessions", "id", ""},
+	{"messages", "session_id", "sessions"},
+}
+
+// Distribute makes sessions and messages distributed tables on Citus,
+// co-located by session, and distributes the store function by its session
+// argument. Existing rows move to the workers. It is idempotent: what is
+// already distributed is left as it is. It returns the steps it took.
+func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string, error) {
+	if !IsPostgres(db) {
+		return nil, errors.New("distribute: SQLite cannot be distributed; Citus is PostgreSQL")
+	}
+	if err := CheckMigrated(ctx, db); err != nil {
+		return nil, err
+	}
+	if v, err := citusVersion(ctx, db); err != nil {
+		return nil, err
+	} else if v == "" {
+		return nil, ErrNoCitus
+	}
+	if o.ShardCount < 0 || o.ShardCount > 64000 {
+		return nil, fmt.Errorf("distribute: shard count %d out of range 1..64000", o.ShardCount)
+	}
+	st, err := CitusStatus(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if st.Workers == 0 {
+		return nil, errors.New("distribute: the Citus coordinator has no active worker nodes (citus_add_node)")
+	}
+	var steps []string
+	exec := func(ctx context.Context, tx bun.IDB, step, q string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("distribute: %s: %w", step, err)
+		}
+		steps = append(steps, step)
+		return nil
+	}
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// One shard at a time: DDL on a table with a foreign key to a
+		// distributed table must not open parallel connections in a block.
+		if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"); err != nil {
+			return err
+		}
+		for i, d := range distribution {
+			if st.Tables[i].Type != "local" {
+				continue
+			}
+			if err := widenKeys(ctx, tx, d.table, d.column, exec); err != nil {
+				return err
+			}
+			q := "SELECT create_distributed_table(?, ?, colocate_with := ?)"
+			args := []any{d.table, d.column, "none"}
+			if d.colocate != "" {
+				args[2] = d.colocate
+			} else if o.ShardCount > 0 {
+				q = "SELECT create_distributed_table(?, ?, colocate_with := ?, shard_count := ?)"
+				args = append(args, o.ShardCount)
+			}
+			if err := exec(ctx, tx, fmt.Sprintf("distribute %s by %s", d.table, d.column), q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return steps, err
+	}
+	if !st.Function {
+		// A delegated call runs on a worker, whose connections have their
+		// own search_path: the function carries the schema it was made in.
+		var schema string
+		if err := db.NewRaw("SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = to_regprocedure(?)::oid",
+			StoreBatchSignature).Scan(ctx, &schema); err != nil {
+			return steps, fmt.Errorf("distribute: find %s: %w", StoreBatchFunction, err)
+		}
+		if err := exec(ctx, db, "pin the store function's search_path to "+schema,
+			"ALTER FUNCTION "+StoreBatchSignature+" SET search_path = "+quoteIdent(schema)); err != nil {
+			return steps, err
+		}
+		if err := exec(ctx, db, "distribute "+StoreBatchFunction+" by its session",
+			"SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", StoreBatchSignature); err != nil {
+			return steps, err
+		}
+	}
+	return steps, nil
+}
+
+// widenKeys makes table's primary key and unique indexes include col, as
+// Citus requires of a distributed table: the primary key becomes (col, ...)
+// and every other unique index gains col as its first column.
+func widenKeys(ctx context.Context, tx bun.Tx, table, col string,
+	exec func(context.Context, bun.IDB, string, string, ...any) error) error {
+	type idx struct {
+		Name, Def  string
+		Primary    bool
+		Constraint sql.NullString
+		Cols       []string `bun:",array"`
+	}
+	var idxs []idx
+	err := tx.NewRaw(`SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def, i.indisprimary AS primary,
+			con.conname AS constraint,
+			ARRAY(SELECT a.attname FROM unnest(i.indkey) AS k(attnum) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum) AS cols
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid
+		WHERE i.indrelid = to_regclass(?) AND i.indisunique`, table).Scan(ctx, &idxs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("distribute: unique indexes of %s: %w", table, err)
+	}
+	for _, x := range idxs {
+		has := false
+		for _, c := range x.Cols {
+			has = has || c == col
+		}
+		if has {
+			continue
+		}
+		names := append([]string{col}, x.Cols...)
+		cols := make([]string, len(names))
+		for i := range names {
+			cols[i] = quoteIdent(names[i])
+		}
+		list, plain := strings.Join(cols, ", "), strings.Join(names, ", ")
+		switch {
+		case x.Primary:
+			if err := exec(ctx, tx, fmt.Sprintf("primary key of %s becomes (%s)", table, plain),
+				fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s, ADD CONSTRAINT %s PRIMARY KEY (%s)",
+					quoteIdent(table), quoteIdent(x.Constraint.String), quoteIdent(x.Constraint.String), list)); err != nil {
+				return err
+			}
+		case x.Constraint.Valid:
+			if err := exec(ctx, tx, fmt.Sprintf("unique constraint %s of %s becomes (%s)", x.Constraint.String, table, plain),
+				fmt.Sprintf("ALTER TABLE %s DROP CONSTRAINT %s, ADD CONSTRAINT %s UNIQUE (%s)",
+					quoteIdent(table), quoteIdent(x.Constraint.String), quoteIdent(x.Constraint.String), list)); err != nil {
+				return err
+			}
+		default:
+			// An expression or partial unique index keeps its text; the
+			// column goes in front of its key list.
+			open := strings.Index(x.Def, " (")
+			if open < 0 {
+				return fmt.Errorf("distribute: cannot read unique index %s: %s", x.Name, x.Def)
+			}
+			def := x.Def[:open+2] + quoteIdent(col) + ", " + x.Def[open+2:]
+			if err := exec(ctx, tx, fmt.Sprintf("unique index %s of %s gains %s", x.Name, table, col),
+				"DROP INDEX "+quoteIdent(x.Name)); err != nil {
+				return err
+			}
+			if err := exec(ctx, tx, "recreate "+x.Name, def); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Undistribute brings sessions and messages back to the coordinator as local
+// tables (Citus moves the rows back) and restores messages' primary key
+// (id) when the ids are unique. The widened unique indexes stay widened.
+func Undistribute(ctx context.Context, db *bun.DB) ([]string, error) {
+	if !IsPostgres(db) {
+		return nil, errors.New("undistribute: SQLite is never distributed")
+	}
+	st, err := CitusStatus(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if st.Version == "" {
+		return nil, ErrNoCitus
+	}
+	var steps []string
+	if st.Function {
+		// Citus has no undistribute for functions: the function is dropped
+		// everywhere and made again, local, from migration 5's text.
+		if _, err := db.ExecContext(ctx, "DROP FUNCTION "+StoreBatchSignature); err != nil {
+			return steps, fmt.Errorf("undistribute: drop %s: %w", StoreBatchFunction, err)
+		}
+		if _, err := db.ExecContext(ctx, storeBatchDDL); err != nil {
+			return steps, fmt.Errorf("undistribute: recreate %s: %w", StoreBatchFunction, err)
+		}
+		steps = append(steps, "recreate "+StoreBatchFunction+" as a local function")
+	}
+	if st.Tables[0].Type != "local" || st.Tables[1].Type != "local" {
+		if _, err := db.ExecContext(ctx, "SELECT undistribute_table('sessions', cascade_via_foreign_keys := true)"); err != nil {
+			return steps, fmt.Errorf("undistribute: tables: %w", err)
+		}
+		steps = append(steps, "undistribute sessions and messages")
+	}
+	if pk := st.Tables[1].PrimaryKey; len(pk) == 2 && pk[0] == "session_id" && pk[1] == "id" {
+		var name string
+		if err := db.NewRaw("SELECT conname FROM pg_constraint WHERE conrelid = to_regclass('messages') AND contype = 'p'").Scan(ctx, &name); err != nil {
+			return steps, fmt.Errorf("undistribute: primary key: %w", err)
+		}
+		_, err := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE messages DROP CONSTRAINT %s, ADD CONSTRAINT %s PRIMARY KEY (id)", quoteIdent(name), quoteIdent(name)))
+		if err != nil {
+			return steps, fmt.Errorf("undistribute: primary key of messages stays (session_id, id): %w", err)
+		}
+		steps = append(steps, "primary key of messages becomes (id)")
+	}
+	return steps, nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
