@@ -328,3 +328,37 @@ func Read(dir, sessionID string) (*File, error) {
 	}
 	return &f, nil
 }
+
+// Scan reads the audit files in dir (at most limit of them, symlinks never
+// followed) whose bytes satisfy match, and parses those. A file name is the
+// session id its caller gave, which says nothing of whose session it is, so a
+// reader that knows a session by its messages (the viewer) looks for them.
+func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit dir: %w", err)
+	}
+	var out []*File
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		if n++; n > limit {
+			break
+		}
+		b, err := readNoFollow(filepath.Join(dir, e.Name()))
+		if err != nil || !match(b) {
+			continue
+		}
+		var f File
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			return out, fmt.Errorf("parse audit file %s: %w", e.Name(), err)
+		}
+		out = append(out, &f)
+	}
+	return out, nil
+}

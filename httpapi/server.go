@@ -26,6 +26,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/viewer"
 )
 
 //go:embed openapi.json
@@ -100,6 +101,9 @@ type Options struct {
 	AuditDir     string
 	// NewStore binds a store to a user; nil = sessionstore.New on DB.
 	NewStore func(userID string) (Store, error)
+	// UI serves the read-only viewer (package viewer) under /ui/: a browser
+	// signs in with the same API keys and sees only its user's sessions.
+	UI bool
 }
 
 // Server is the HTTP API.
@@ -163,6 +167,31 @@ func New(o Options) (*Server, error) {
 	}
 	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.DB.DB, "remstore"))
 	s.routes()
+	if o.UI {
+		db, t := o.DB, o.TruncateLength
+		v, err := viewer.New(viewer.Options{
+			NewStore: func(user string) (viewer.Store, error) {
+				return sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: t})
+			},
+			SignIn: func(key, user string) (string, error) {
+				u, aerr := s.resolveUser(key, key != "", user)
+				if aerr != nil {
+					return "", aerr
+				}
+				return u, nil
+			},
+			KeyOptional: o.Insecure, AuditDir: o.AuditDir, TruncateLength: t, Logger: o.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
+			if p, ok := r.Context().Value(ctxPattern).(*string); ok {
+				*p = "/ui/"
+			}
+			v.ServeHTTP(w, r)
+		})
+	}
 	s.handler = s.observe(s.recover(s.limit(s.auth(s.mux))))
 	return s, nil
 }
@@ -331,46 +360,66 @@ func (s *Server) limit(next http.Handler) http.Handler {
 // key leaks nothing) and resolves the user the request acts for.
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if public(r.URL.Path) {
+		// The viewer signs browsers in with its own cookie (package viewer).
+		if public(r.URL.Path) || (s.o.UI && strings.HasPrefix(r.URL.Path, "/ui/")) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		user := r.Header.Get("X-User-Id")
-		if !s.o.Insecure {
-			tok, ok := bearer(r.Header.Get("Authorization"))
-			if !ok {
+		tok, ok := bearer(r.Header.Get("Authorization"))
+		user, err := s.resolveUser(tok, ok, r.Header.Get("X-User-Id"))
+		if err != nil {
+			if err.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
-				writeError(w, http.StatusUnauthorized, "unauthorized", "missing bearer API key", "Authorization")
-				return
 			}
-			sum := sha256.Sum256([]byte(tok))
-			match := -1
-			for i, k := range s.keys {
-				if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
-					match = i
-				}
-			}
-			if match < 0 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
-				writeError(w, http.StatusUnauthorized, "unauthorized", "unknown API key", "Authorization")
-				return
-			}
-			if bound := s.keys[match].userID; bound != "" {
-				if user != "" && user != bound {
-					writeError(w, http.StatusForbidden, "forbidden", "this API key may not act for that user", "X-User-Id")
-					return
-				}
-				user = bound
-			}
-		}
-		if user == "" {
-			user = DefaultUserID
+			writeError(w, err.status, err.code, err.msg, err.field)
+			return
 		}
 		if slot, ok := r.Context().Value(ctxUserSlot).(*string); ok {
 			*slot = user // for the request log line
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxUser, user)))
 	})
+}
+
+// authError is a refused key: its status, code, message and field.
+type authError struct {
+	status           int
+	code, msg, field string
+}
+
+func (e *authError) Error() string { return e.msg }
+
+// resolveUser checks an API key (constant time, over hashes so the length of
+// a key leaks nothing) and returns the user a request acts for: the key's
+// bound user, or the requested one (X-User-Id, or the viewer's user field)
+// for an unbound key, or DefaultUserID. The API and the viewer's sign-in
+// both call it, so a key means the same in both.
+func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *authError) {
+	if !s.o.Insecure {
+		if !hasTok {
+			return "", &authError{http.StatusUnauthorized, "unauthorized", "missing bearer API key", "Authorization"}
+		}
+		sum := sha256.Sum256([]byte(tok))
+		match := -1
+		for i, k := range s.keys {
+			if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+				match = i
+			}
+		}
+		if match < 0 {
+			return "", &authError{http.StatusUnauthorized, "unauthorized", "unknown API key", "Authorization"}
+		}
+		if bound := s.keys[match].userID; bound != "" {
+			if user != "" && user != bound {
+				return "", &authError{http.StatusForbidden, "forbidden", "this API key may not act for that user", "X-User-Id"}
+			}
+			user = bound
+		}
+	}
+	if user == "" {
+		user = DefaultUserID
+	}
+	return user, nil
 }
 
 // --- helpers ---

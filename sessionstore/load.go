@@ -95,6 +95,12 @@ func toHistory(r storedRow, extras bool) models.HistoryMessage {
 	if rawTruthy(r.Usage) {
 		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})
 	}
+	if r.Compaction {
+		// A compaction summary stands for the messages before this
+		// position: the viewer shows the range it replaces.
+		b, _ := json.Marshal(map[string]int{"replaces_before": r.CompactsBefore})
+		m.Extra = append(m.Extra, models.Field{Key: "compaction", Value: b})
+	}
 	return m
 }
 

@@ -22,7 +22,7 @@ import (
 func newServeCmd(e *env) *cobra.Command {
 	var o struct {
 		addr, keysFile    string
-		insecure          bool
+		insecure, ui      bool
 		maxBody           int64
 		timeout, shutdown time.Duration
 		maxInFlight       int
@@ -34,10 +34,13 @@ func newServeCmd(e *env) *cobra.Command {
 "Authorization: Bearer <key>" with a key from REMSTORE_API_KEYS (comma-separated;
 "key=alice" binds a key to one user) or --api-keys-file, and act for the user in
 X-User-Id. --insecure-no-auth drops the key check and is refused unless --addr is
-a loopback address. SIGTERM stops accepting requests and finishes the ones in
+a loopback address. --ui adds the read-only viewer at /ui/: a browser signs in
+once with an API key and sees its user's sessions, what the agent saw of each
+and the audit dumps. SIGTERM stops accepting requests and finishes the ones in
 flight before exiting.`,
 		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
-			"  remstore serve --insecure-no-auth",
+			"  remstore serve --insecure-no-auth\n" +
+			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			host, _, err := net.SplitHostPort(o.addr)
@@ -68,7 +71,7 @@ flight before exiting.`,
 			}
 			defer db.Close()
 			api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
-				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log})
+				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui})
 			if err != nil {
 				return err
 			}
@@ -78,6 +81,9 @@ flight before exiting.`,
 			}
 			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(e.stderr, "remstore: listening on http://%s\n", ln.Addr())
+			if o.ui {
+				fmt.Fprintf(e.stderr, "remstore: viewer at http://%s/ui/\n", ln.Addr())
+			}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			select {
@@ -101,6 +107,7 @@ flight before exiting.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8088", "listen address")
 	f.StringVar(&o.keysFile, "api-keys-file", "", "file with API keys (one per line or comma-separated)")
 	f.BoolVar(&o.insecure, "insecure-no-auth", false, "no API key check (loopback only)")
+	f.BoolVar(&o.ui, "ui", false, "serve the read-only session and audit viewer at /ui/")
 	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
 	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
 	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")

@@ -1,0 +1,57 @@
+package viewer
+
+import (
+	"strings"
+	"testing"
+)
+
+// diff by hand: call a saw m0..m3 whole; call b (after a compaction) saw a
+// summary, m2 whole, m3 cut and a new m4. So: added summary and m4, cut m3,
+// dropped m0 and m1, m2 unchanged.
+func TestDiff(t *testing.T) {
+	t.Parallel()
+	m := func(role, ts string, cut bool) auditMsg { return auditMsg{Role: role, Time: ts, Compressed: cut} }
+	a := invView{N: 0, history: []auditMsg{m("user", "t0", false), m("assistant", "t1", false), m("user", "t2", false), m("assistant", "t3", false)}}
+	b := invView{N: 1, history: []auditMsg{m("system", "s", false), m("user", "t2", false), m("assistant", "t3", true), m("assistant", "t4", false)}}
+	d := diff(a, b)
+	names := func(ms []auditMsg) string {
+		var out []string
+		for _, x := range ms {
+			out = append(out, x.Time)
+		}
+		return strings.Join(out, ",")
+	}
+	if names(d.Added) != "s,t4" || names(d.Cut) != "t3" || names(d.Dropped) != "t0,t1" || d.Kept != 1 {
+		t.Errorf("diff: added %s, cut %s, dropped %s, kept %d", names(d.Added), names(d.Cut), names(d.Dropped), d.Kept)
+	}
+}
+
+// An invocation is shown only when every message it saw is this session's.
+func TestAttributable(t *testing.T) {
+	t.Parallel()
+	mine := map[string]bool{"user t0": true, "assistant t1": true}
+	for _, tc := range []struct {
+		h    []auditMsg
+		want bool
+	}{
+		{nil, false},
+		{[]auditMsg{{Role: "user", Time: "t0"}}, true},
+		{[]auditMsg{{Role: "user", Time: "t0"}, {Role: "assistant", Time: "t1"}}, true},
+		{[]auditMsg{{Role: "user", Time: "t0"}, {Role: "assistant", Time: "t9"}}, false},
+		{[]auditMsg{{Role: "assistant", Time: "t0"}}, false},
+	} {
+		if got := attributable(tc.h, mine); got != tc.want {
+			t.Errorf("attributable(%v) = %v", tc.h, got)
+		}
+	}
+}
+
+// Bidirectional controls become visible code points; everything is escaped.
+func TestInert(t *testing.T) {
+	t.Parallel()
+	got := string(inert("a\u202Eb<i>&\u2066"))
+	want := `a<span class="ctl" title="bidirectional control">U+202E</span>b&lt;i&gt;&amp;<span class="ctl" title="bidirectional control">U+2066</span>`
+	if got != want {
+		t.Errorf("inert = %s\nwant   %s", got, want)
+	}
+}

@@ -1,0 +1,169 @@
+package viewer_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// Hostile strings the pages must draw as text.
+const (
+	xssContent = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
+	xssName    = `<b onmouseover="window.__xss=3">trip</b>`
+	xssArgs    = `{"q":"</pre><script>window.__xss=4</script>"}`
+	rtl        = "invoice\u202Egnp.exe"
+)
+
+const (
+	aliceKey = "alice-key-0123456789abcdef"
+	bobKey   = "bob-key-0123456789abcdef00"
+	openKey  = "open-key-0123456789abcdef0" // not bound to a user
+	viewerT  = 10
+)
+
+type fixture struct {
+	srv       *httptest.Server
+	alice     uuid.UUID // alice's session ("trip" key, hostile name)
+	bob       uuid.UUID // bob's session
+	long      string    // the cut answer, in full
+	key       string    // its REM LOOKUP key
+	megaLine  string
+	auditDir  string
+	bobAnswer string
+}
+
+// newFixture serves the API with the viewer over a real database: alice's
+// session with a cut answer, a tool pair, hostile strings and a 1 MB line,
+// two audit dumps of her agent calls, and bob's session under the same key.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := dbtest.NewPostgres(t)
+	f := &fixture{auditDir: t.TempDir()}
+	store := func(user string) *sessionstore.Store {
+		s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: viewerT})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	alice, bob := store("alice"), store("bob")
+	f.long = "The plan, in full: " + strings.Repeat("day one, day two, day three; ", 6) + "the end."
+	f.megaLine = strings.Repeat("m", 1<<20)
+	first := []models.HistoryMessage{
+		{Role: "user", Content: "plan the trip " + rtl},
+		{Role: "assistant", Content: "short"},
+	}
+	r, err := alice.StoreMessages(ctx, "trip", first, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.alice = r.SessionID
+	// The first agent call saw these two, whole (a generous T).
+	h1, err := alice.Load(ctx, "trip", sessionstore.LoadOptions{NoCompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit.RecordIn(ctx, f.auditDir, "trip", "planner", "first prompt", h1, 3)
+	more := []models.HistoryMessage{
+		{Role: "assistant", Content: f.long},
+		{Role: "tool", Content: `{"flights": 3}`, ToolCallID: "call_1", ToolName: "search", ToolArguments: []byte(xssArgs)},
+		{Role: "user", Content: xssContent},
+		{Role: "assistant", Content: f.megaLine},
+	}
+	r, err = alice.StoreMessages(ctx, "trip", more, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key = r.Keys[0]
+	if _, err := alice.UpdateSession(ctx, "trip", sessionstore.SessionUpdate{Name: models.Ptr(xssName)}); err != nil {
+		t.Fatal(err)
+	}
+	// The second call saw all six, the long answers cut.
+	h2, err := alice.Load(ctx, "trip", sessionstore.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit.RecordIn(ctx, f.auditDir, "trip", "planner", "second prompt", h2, 7)
+	// Bob's "trip" is another session; his agent call lands in the same
+	// dump file, and alice must not see it.
+	f.bobAnswer = "bob's private answer"
+	r, err = bob.StoreMessages(ctx, "trip", []models.HistoryMessage{{Role: "user", Content: "bob asks"}, {Role: "assistant", Content: f.bobAnswer}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.bob = r.SessionID
+	hb, _ := bob.Load(ctx, "trip", sessionstore.LoadOptions{})
+	audit.RecordIn(ctx, f.auditDir, "trip", "bob-agent", "bob's prompt", hb, 2)
+
+	api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: viewerT, UI: true, AuditDir: f.auditDir,
+		APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}, {Key: bobKey, UserID: "bob"}, {Key: openKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewServer(api)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// client signs in over plain HTTP as a browser would and returns the client
+// (with its cookie jar) and the page's CSRF token.
+func (f *fixture) client(t *testing.T, key, user string) (*http.Client, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	body := get(t, c, f.srv.URL+"/ui/login", http.StatusOK)
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token in the sign-in form")
+	}
+	resp, err := c.PostForm(f.srv.URL+"/ui/login", url.Values{"csrf": {m[1]}, "key": {key}, "user": {user}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	page := get(t, c, f.srv.URL+"/ui/sessions", http.StatusOK)
+	m = csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("not signed in as %q: %.300s", user, page)
+	}
+	return c, m[1]
+}
+
+func get(t *testing.T, c *http.Client, u string, want int) string {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s: %d, want %d: %.300s", u, resp.StatusCode, want, b.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,301 @@
+package viewer
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Store is what the viewer reads of a session store bound to the signed-in
+// user; *sessionstore.Store implements it.
+type Store interface {
+	Lookup(ctx context.Context, key string) (string, error)
+	GetSession(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) (sessionstore.SessionInfo, []models.HistoryMessage, error)
+	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
+	SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]sessionstore.Stats, error)
+	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+}
+
+var _ Store = (*sessionstore.Store)(nil)
+
+// Options configure the viewer.
+type Options struct {
+	// NewStore binds a store to a user.
+	NewStore func(user string) (Store, error)
+	// SignIn checks an API key and returns the user it acts for (the key's
+	// bound user, or user for an unbound key), as the API's auth does.
+	SignIn func(key, user string) (string, error)
+	// KeyOptional: the API runs without keys (loopback only), so the sign-in
+	// form asks for a user alone.
+	KeyOptional    bool
+	AuditDir       string // DEBUG_AUDIT_DIR; "" = no audit page content
+	TruncateLength int    // T, for the per-message bars; 0 = 200
+	Logger         *slog.Logger
+	SessionTTL     time.Duration // sign-in lifetime; 0 = 8 hours
+	Now            func() time.Time
+}
+
+// Viewer is the http.Handler of /ui/.
+type Viewer struct {
+	o    Options
+	mux  *http.ServeMux
+	tmpl map[string]*template.Template
+	auth *sessions
+}
+
+// CSP allows only the viewer's own script, style and images: no inline
+// script, no inline style, nothing from another origin.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// New builds the viewer.
+func New(o Options) (*Viewer, error) {
+	if o.NewStore == nil || o.SignIn == nil {
+		return nil, errors.New("viewer: NewStore and SignIn are required")
+	}
+	if o.TruncateLength <= 0 {
+		o.TruncateLength = 200
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 8 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	v := &Viewer{o: o, mux: http.NewServeMux(), tmpl: map[string]*template.Template{},
+		auth: &sessions{m: map[string]*signedIn{}, ttl: o.SessionTTL, now: o.Now}}
+	for _, page := range []string{"login", "sessions", "session", "audit", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		if err != nil {
+			return nil, fmt.Errorf("viewer: template %s: %w", page, err)
+		}
+		v.tmpl[page] = t
+	}
+	static, _ := fs.Sub(staticFS, "static")
+	v.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	v.mux.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ui/sessions", http.StatusSeeOther)
+	})
+	v.mux.HandleFunc("GET /ui/login", v.loginForm)
+	v.mux.HandleFunc("POST /ui/login", v.login)
+	v.mux.HandleFunc("POST /ui/logout", v.signedIn(v.logout))
+	v.mux.HandleFunc("GET /ui/sessions", v.signedIn(v.sessionsPage))
+	v.mux.HandleFunc("GET /ui/sessions/{id}", v.signedIn(v.sessionPage))
+	v.mux.HandleFunc("GET /ui/sessions/{id}/audit", v.signedIn(v.auditPage))
+	v.mux.HandleFunc("GET /ui/lookup", v.signedIn(v.lookup))
+	return v, nil
+}
+
+// ServeHTTP sets the security headers on every response, then routes.
+func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	v.mux.ServeHTTP(w, r)
+}
+
+type request struct {
+	id    string
+	si    *signedIn
+	store Store
+}
+
+// signedIn runs h for a signed-in browser (a POST only with its CSRF token);
+// any other request goes to the sign-in form.
+func (v *Viewer) signedIn(h func(http.ResponseWriter, *http.Request, *request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, si := v.auth.get(r)
+		if si == nil {
+			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/ui/lookup") {
+				http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			v.fail(w, r, http.StatusUnauthorized, "sign in first")
+			return
+		}
+		if r.Method == http.MethodPost && !sameToken(r.PostFormValue("csrf"), si.csrf) {
+			v.fail(w, r, http.StatusForbidden, "missing or wrong CSRF token")
+			return
+		}
+		st, err := v.o.NewStore(si.user)
+		if err == nil {
+			err = h(w, r, &request{id: id, si: si, store: st})
+		}
+		if err != nil {
+			v.storeError(w, r, err)
+		}
+	}
+}
+
+func (v *Viewer) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *models.FieldError
+	switch {
+	case errors.Is(err, sessionstore.ErrNotFound):
+		v.fail(w, r, http.StatusNotFound, "not found")
+	case errors.As(err, &fe):
+		v.fail(w, r, http.StatusBadRequest, err.Error())
+	default:
+		v.o.Logger.Error("viewer", "path", r.URL.Path, "err", err)
+		v.fail(w, r, http.StatusInternalServerError, "internal error")
+	}
+}
+
+func (v *Viewer) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/ui/lookup") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+		return
+	}
+	v.render(w, code, "error", map[string]any{"Code": code, "Message": msg})
+}
+
+func (v *Viewer) render(w http.ResponseWriter, code int, page string, data map[string]any) {
+	var b strings.Builder
+	if err := v.tmpl[page].Execute(&b, data); err != nil {
+		v.o.Logger.Error("viewer: render", "page", page, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// --- sign-in ---
+
+func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
+	tok := token()
+	setCookie(w, r, loginCookie, tok, 600)
+	v.render(w, http.StatusOK, "login", map[string]any{"CSRF": tok, "Next": safeNext(r.URL.Query().Get("next")),
+		"KeyOptional": v.o.KeyOptional, "Error": r.URL.Query().Get("error")})
+}
+
+func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	c, err := r.Cookie(loginCookie)
+	if err != nil || !sameToken(r.PostFormValue("csrf"), c.Value) {
+		v.fail(w, r, http.StatusForbidden, "missing or wrong CSRF token: reload the sign-in page")
+		return
+	}
+	next := safeNext(r.PostFormValue("next"))
+	user, err := v.o.SignIn(r.PostFormValue("key"), strings.TrimSpace(r.PostFormValue("user")))
+	if err != nil {
+		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(err.Error())+"&next="+url.QueryEscape(next), http.StatusSeeOther)
+		return
+	}
+	id, _ := v.auth.create(user)
+	setCookie(w, r, loginCookie, "", -1)
+	setCookie(w, r, sessionCookie, id, int(v.o.SessionTTL.Seconds()))
+	v.o.Logger.Info("viewer: signed in", "user", user)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (v *Viewer) logout(w http.ResponseWriter, r *http.Request, q *request) error {
+	v.auth.drop(q.id)
+	setCookie(w, r, sessionCookie, "", -1)
+	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
+	return nil
+}
+
+// safeNext keeps a redirect target inside the viewer.
+func safeNext(s string) string {
+	if !strings.HasPrefix(s, "/ui/") || strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n") {
+		return "/ui/sessions"
+	}
+	return s
+}
+
+// --- pages ---
+
+func (v *Viewer) base(q *request, title string) map[string]any {
+	return map[string]any{"Title": title, "User": q.si.user, "CSRF": q.si.csrf}
+}
+
+func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request) error {
+	qs := r.URL.Query()
+	o := sessionstore.ListOptions{AgentName: qs.Get("agent"), Cursor: qs.Get("cursor"), Limit: 50}
+	if st := qs.Get("status"); st != "" {
+		o.Statuses = []string{st}
+	}
+	if n, err := strconv.Atoi(qs.Get("limit")); err == nil {
+		o.Limit = n
+	}
+	res, err := q.store.ListSessions(r.Context(), o)
+	if err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(res.Sessions))
+	for i, s := range res.Sessions {
+		ids[i] = s.ID
+	}
+	stats, err := q.store.SessionStats(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		sessionstore.SessionInfo
+		Stats sessionstore.Stats
+		Last  time.Time
+	}
+	rows := make([]row, len(res.Sessions))
+	for i, s := range res.Sessions {
+		st := stats[s.ID]
+		last := s.UpdatedAt
+		if st.LastMessage.After(last) {
+			last = st.LastMessage
+		}
+		rows[i] = row{s, st, last}
+	}
+	next := ""
+	if res.NextCursor != "" {
+		nq := url.Values{"cursor": {res.NextCursor}}
+		for _, k := range []string{"agent", "status", "limit"} {
+			if qs.Get(k) != "" {
+				nq.Set(k, qs.Get(k))
+			}
+		}
+		next = "/ui/sessions?" + nq.Encode()
+	}
+	d := v.base(q, "Sessions")
+	d["Rows"], d["Total"], d["Next"], d["Agent"], d["Status"] = rows, res.Total, next, qs.Get("agent"), qs.Get("status")
+	d["Statuses"] = []string{"active", "completed", "cancelled", "expired"}
+	v.render(w, http.StatusOK, "sessions", d)
+	return nil
+}
+
+func (v *Viewer) lookup(w http.ResponseWriter, r *http.Request, q *request) error {
+	content, err := q.store.Lookup(r.Context(), r.URL.Query().Get("key"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(map[string]string{"content": content})
+}

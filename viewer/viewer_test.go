@@ -1,0 +1,185 @@
+package viewer_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/viewer"
+)
+
+// The viewer over HTTP, as a browser without JavaScript meets it: headers,
+// sign-in, CSRF, the user's own data only, and hostile strings as text.
+func TestViewerHTTP(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+
+	t.Run("headers and sign-in", func(t *testing.T) {
+		resp, err := http.Get(f.srv.URL + "/ui/sessions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Request.URL.Path != "/ui/login" {
+			t.Errorf("signed-out page went to %s, want the sign-in form", resp.Request.URL)
+		}
+		for h, want := range map[string]string{"Content-Security-Policy": viewer.CSP, "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"} {
+			if got := resp.Header.Get(h); got != want {
+				t.Errorf("%s = %q, want %q", h, got, want)
+			}
+		}
+		if strings.Contains(viewer.CSP, "unsafe-inline") || !strings.Contains(viewer.CSP, "script-src 'self'") {
+			t.Errorf("CSP allows inline script: %s", viewer.CSP)
+		}
+		// The API itself still wants its bearer key.
+		if resp, _ := http.Get(f.srv.URL + "/v1/sessions"); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("API without a key: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("cookie flags", func(t *testing.T) {
+		c, _ := f.client(t, aliceKey, "")
+		u, _ := url.Parse(f.srv.URL + "/ui/")
+		cs := c.Jar.Cookies(u)
+		if len(cs) != 1 || cs[0].Name != "remstore_ui" {
+			t.Fatalf("cookies after sign-in: %v", cs)
+		}
+		// The jar hides the attributes; read them off a fresh sign-in.
+		page := get(t, &http.Client{}, f.srv.URL+"/ui/login", http.StatusOK)
+		tok := csrfField.FindStringSubmatch(page)[1]
+		req, _ := http.NewRequest("POST", f.srv.URL+"/ui/login", strings.NewReader(url.Values{"csrf": {tok}, "key": {aliceKey}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: "remstore_ui_login", Value: tok})
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var set string
+		for _, h := range resp.Header.Values("Set-Cookie") {
+			if strings.HasPrefix(h, "remstore_ui=") {
+				set = h
+			}
+		}
+		for _, attr := range []string{"HttpOnly", "SameSite=Strict", "Path=/ui/"} {
+			if !strings.Contains(set, attr) {
+				t.Errorf("session cookie %q lacks %s", set, attr)
+			}
+		}
+	})
+
+	t.Run("sign-in refusals", func(t *testing.T) {
+		// A wrong key, a bound key asking for another user, a form without
+		// the login cookie's token: none signs in.
+		for _, tc := range []struct{ key, user, want string }{
+			{"wrong-key-0123456789abcdef", "", "unknown API key"},
+			{aliceKey, "bob", "may not act for that user"},
+		} {
+			jar := &http.Client{}
+			page := get(t, jar, f.srv.URL+"/ui/login", http.StatusOK)
+			tok := csrfField.FindStringSubmatch(page)[1]
+			req, _ := http.NewRequest("POST", f.srv.URL+"/ui/login", strings.NewReader(url.Values{"csrf": {tok}, "key": {tc.key}, "user": {tc.user}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.AddCookie(&http.Cookie{Name: "remstore_ui_login", Value: tok})
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if loc := resp.Header.Get("Location"); !strings.Contains(loc, url.QueryEscape(tc.want)) {
+				t.Errorf("key %q user %q: redirected to %q, want the form with %q", tc.key, tc.user, loc, tc.want)
+			}
+		}
+		resp, err := http.PostForm(f.srv.URL+"/ui/login", url.Values{"csrf": {"x"}, "key": {aliceKey}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("sign-in without the CSRF cookie: %d, want 403", resp.StatusCode)
+		}
+	})
+
+	t.Run("own data only", func(t *testing.T) {
+		c, csrf := f.client(t, aliceKey, "")
+		list := get(t, c, f.srv.URL+"/ui/sessions", http.StatusOK)
+		if !strings.Contains(list, f.alice.String()) || strings.Contains(list, f.bob.String()) {
+			t.Errorf("alice's list: has her session %v, has bob's %v", strings.Contains(list, f.alice.String()), strings.Contains(list, f.bob.String()))
+		}
+		get(t, c, f.srv.URL+"/ui/sessions/"+f.bob.String(), http.StatusNotFound)
+		get(t, c, f.srv.URL+"/ui/sessions/"+f.bob.String()+"/audit", http.StatusNotFound)
+		bobKeyText := strings.Replace(f.key, f.alice.String(), f.bob.String(), 1)
+		get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(strings.Replace(bobKeyText, "msg-2", "msg-1", 1)), http.StatusNotFound)
+		// Her own key recovers the full text.
+		var got map[string]string
+		if err := json.Unmarshal([]byte(get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(f.key), http.StatusOK)), &got); err != nil || got["content"] != f.long {
+			t.Errorf("lookup of her key: %v, %v", got, err)
+		}
+		// The audit page shows her two calls, not bob's call in the same file.
+		a := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+"/audit?a=0&b=1", http.StatusOK)
+		if strings.Contains(a, "bob&#39;s prompt") || strings.Contains(a, "bob's prompt") || !strings.Contains(a, "second prompt") {
+			t.Errorf("audit page shows bob's call or misses hers")
+		}
+		if !strings.Contains(a, "1 call in the dump file not shown") {
+			t.Errorf("audit page does not count bob's call as hidden")
+		}
+		// First call saw 2 whole messages; the second 6, two of them cut
+		// (the 130-character plan and the 1 MB line, T = 10): 4 added, 0
+		// cut among the 2 both saw, nothing dropped.
+		if !strings.Contains(a, "4 added, 0 cut, 0 dropped, 2 unchanged") {
+			t.Errorf("diff summary missing: %.2000s", a[strings.Index(a, "<main>"):])
+		}
+		// A POST without the CSRF token is refused; with it, it works.
+		resp, err := c.PostForm(f.srv.URL+"/ui/logout", url.Values{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("logout without CSRF: %d, want 403", resp.StatusCode)
+		}
+		resp, err = c.PostForm(f.srv.URL+"/ui/logout", url.Values{"csrf": {csrf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Request.URL.Path != "/ui/login" {
+			t.Errorf("after logout: %s", resp.Request.URL)
+		}
+		get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(f.key), http.StatusUnauthorized)
+	})
+
+	t.Run("unbound key acts for the named user", func(t *testing.T) {
+		c, _ := f.client(t, openKey, "bob")
+		list := get(t, c, f.srv.URL+"/ui/sessions", http.StatusOK)
+		if !strings.Contains(list, f.bob.String()) || strings.Contains(list, f.alice.String()) {
+			t.Errorf("open key as bob sees the wrong sessions")
+		}
+	})
+
+	t.Run("hostile strings are text", func(t *testing.T) {
+		c, _ := f.client(t, aliceKey, "")
+		for _, page := range []string{"", "?view=pydantic", "/audit?a=0&b=1"} {
+			body := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+page, http.StatusOK)
+			for _, raw := range []string{"<script>window", "<img src=x", "<b onmouseover", "</pre><script>", "\u202e"} {
+				if strings.Contains(body, raw) {
+					t.Errorf("page %q carries %q unescaped", page, raw)
+				}
+			}
+			if page != "/audit?a=0&b=1" && !strings.Contains(body, "U+202E") { // the audit diff shows only what changed
+				t.Errorf("page %q does not show the RTL override as a code point", page)
+			}
+			if strings.Count(body, "<script") != 1 { // the layout's own app.js
+				t.Errorf("page %q has %d script tags", page, strings.Count(body, "<script"))
+			}
+		}
+		body := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String(), http.StatusOK)
+		for _, esc := range []string{"&lt;script&gt;window.__xss=1&lt;/script&gt;", "&lt;b onmouseover="} {
+			if !strings.Contains(body, esc) {
+				t.Errorf("escaped %q not on the page", esc)
+			}
+		}
+	})
+}
