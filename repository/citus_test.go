@@ -132,4 +132,19 @@ func TestDistributeRefusesWithoutCitus(t *testing.T) {
 	if _, err := repository.Distribute(ctx, raw, repository.DistributeOptions{}); !errors.Is(err, repository.ErrNotMigrated) {
 		t.Errorf("unmigrated: %v", err)
 	}
+	// A table of the peer's full schema that references messages(id), as
+	// its feedback table does: refused before anything changes, naming it.
+	if err := repository.Migrate(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE feedback (id uuid PRIMARY KEY, message_id uuid REFERENCES messages(id))"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := repository.Distribute(ctx, raw, repository.DistributeOptions{})
+	if err == nil || !strings.Contains(err.Error(), "feedback.feedback_message_id_fkey -> messages") {
+		t.Errorf("foreign key from a local table: %v", err)
+	}
+	if st, _ := repository.CitusStatus(ctx, raw); st.Tables[1].Type != "local" || len(st.Tables[1].PrimaryKey) != 1 {
+		t.Errorf("a refused distribute changed the tables: %+v", st)
+	}
 }
