@@ -10,6 +10,23 @@ import (
 	"github.com/remstore/remstore/viewer"
 )
 
+// postLogin posts the sign-in form as a fresh browser would (its CSRF token
+// and the login cookie that carries it) and returns the response unfollowed.
+func (f *fixture) postLogin(t *testing.T, key, user string) *http.Response {
+	t.Helper()
+	page := get(t, &http.Client{}, f.srv.URL+"/ui/login", http.StatusOK)
+	tok := csrfField.FindStringSubmatch(page)[1]
+	req, _ := http.NewRequest("POST", f.srv.URL+"/ui/login", strings.NewReader(url.Values{"csrf": {tok}, "key": {key}, "user": {user}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: "remstore_ui_login", Value: tok})
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
 // The viewer over HTTP, as a browser without JavaScript meets it: headers,
 // sign-in, CSRF, the user's own data only, and hostile strings as text.
 func TestViewerHTTP(t *testing.T) {
@@ -47,16 +64,7 @@ func TestViewerHTTP(t *testing.T) {
 			t.Fatalf("cookies after sign-in: %v", cs)
 		}
 		// The jar hides the attributes; read them off a fresh sign-in.
-		page := get(t, &http.Client{}, f.srv.URL+"/ui/login", http.StatusOK)
-		tok := csrfField.FindStringSubmatch(page)[1]
-		req, _ := http.NewRequest("POST", f.srv.URL+"/ui/login", strings.NewReader(url.Values{"csrf": {tok}, "key": {aliceKey}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.AddCookie(&http.Cookie{Name: "remstore_ui_login", Value: tok})
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := f.postLogin(t, aliceKey, "")
 		var set string
 		for _, h := range resp.Header.Values("Set-Cookie") {
 			if strings.HasPrefix(h, "remstore_ui=") {
@@ -77,17 +85,7 @@ func TestViewerHTTP(t *testing.T) {
 			{"wrong-key-0123456789abcdef", "", "unknown API key"},
 			{aliceKey, "bob", "may not act for that user"},
 		} {
-			jar := &http.Client{}
-			page := get(t, jar, f.srv.URL+"/ui/login", http.StatusOK)
-			tok := csrfField.FindStringSubmatch(page)[1]
-			req, _ := http.NewRequest("POST", f.srv.URL+"/ui/login", strings.NewReader(url.Values{"csrf": {tok}, "key": {tc.key}, "user": {tc.user}}.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.AddCookie(&http.Cookie{Name: "remstore_ui_login", Value: tok})
-			resp, err := http.DefaultTransport.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			resp := f.postLogin(t, tc.key, tc.user)
 			if loc := resp.Header.Get("Location"); !strings.Contains(loc, url.QueryEscape(tc.want)) {
 				t.Errorf("key %q user %q: redirected to %q, want the form with %q", tc.key, tc.user, loc, tc.want)
 			}

@@ -32,14 +32,7 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 		Short:   "Make sessions and messages distributed tables, co-located by session",
 		Example: "  remstore citus distribute --db postgres://coordinator/app --shard-count 32",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := e.openDB(writes)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			return runDistribute(e, db, shards)
-		},
+		RunE:    e.withDB(writes, func(db *bun.DB) error { return runDistribute(e, db, shards) }),
 	}
 	distribute.Flags().IntVar(&shards, "shard-count", 0, "shards per table (default: the cluster's citus.shard_count, 32 unless set)")
 	undistribute := &cobra.Command{
@@ -47,28 +40,18 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 		Short:   "Bring sessions and messages back to the coordinator as local tables",
 		Example: "  remstore citus undistribute --db postgres://coordinator/app",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := e.openDB(readOnly)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: e.withDB(readOnly, func(db *bun.DB) error {
 			steps, err := repository.Undistribute(e.ctx, db)
 			printSteps(e, steps, "nothing to do: the tables are local")
 			return err
-		},
+		}),
 	}
 	status := &cobra.Command{
 		Use:     "status",
 		Short:   "Show how remstore's tables are distributed",
 		Example: "  remstore citus status --db postgres://coordinator/app --json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := e.openDB(readOnly)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
+		RunE: e.withDB(readOnly, func(db *bun.DB) error {
 			st, err := repository.CitusStatus(e.ctx, db)
 			if err != nil {
 				return err
@@ -88,10 +71,22 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t(%s)\n", t.Name, t.Type, dash(t.Column), t.Shards, t.Colocation, strings.Join(t.PrimaryKey, ", "))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.AddCommand(distribute, undistribute, status)
 	return cmd
+}
+
+// withDB is a command's RunE that opens the database (see openDB) for fn.
+func (e *env) withDB(write bool, fn func(*bun.DB) error) func(*cobra.Command, []string) error {
+	return func(*cobra.Command, []string) error {
+		db, err := e.openDB(write)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return fn(db)
+	}
 }
 
 func runDistribute(e *env, db *bun.DB, shards int) error {

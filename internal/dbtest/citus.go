@@ -2,7 +2,6 @@ package dbtest
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -24,14 +23,7 @@ const (
 // EnvRequireCitus=1).
 func CitusURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvCitusURL)
-	if u == "" {
-		if os.Getenv(EnvRequireCitus) == "1" {
-			t.Fatalf("%s is not set and %s=1: Citus tests must run (use `make test`)", EnvCitusURL, EnvRequireCitus)
-		}
-		t.Skipf("%s not set: skipping Citus test (run `make test` to start a cluster)", EnvCitusURL)
-	}
-	return u
+	return serverURL(t, EnvCitusURL, EnvRequireCitus, "Citus")
 }
 
 // NewCitusRawURL returns an empty schema on the Citus coordinator.

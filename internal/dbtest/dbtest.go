@@ -25,12 +25,19 @@ const (
 // PostgresURL returns the server URL, or skips (fails under EnvRequire=1).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvURL)
+	return serverURL(t, EnvURL, EnvRequire, "PostgreSQL")
+}
+
+// serverURL reads a test server's URL from env; without it the test skips,
+// or fails when require is "1" (CI), naming what is missing.
+func serverURL(t testing.TB, env, require, what string) string {
+	t.Helper()
+	u := os.Getenv(env)
 	if u == "" {
-		if os.Getenv(EnvRequire) == "1" {
-			t.Fatalf("%s is not set and %s=1: PostgreSQL tests must run (use `make test`)", EnvURL, EnvRequire)
+		if os.Getenv(require) == "1" {
+			t.Fatalf("%s is not set and %s=1: %s tests must run (use `make test`)", env, require, what)
 		}
-		t.Skipf("%s not set: skipping PostgreSQL test (run `make test` to start a server)", EnvURL)
+		t.Skipf("%s not set: skipping %s test (run `make test` to start a server)", env, what)
 	}
 	return u
 }
