@@ -22,6 +22,9 @@ source scripts/pg.sh
 source scripts/pgvector.sh
 # shellcheck source=scripts/citus.sh
 source scripts/citus.sh
+# Stop only what this run starts: a PG_DIR or CITUS_DIR inherited from the
+# caller's environment names someone else's cluster.
+unset PG_DIR CITUS_DIR
 trap 'citus_stop; pg_stop' EXIT
 # Citus first: building it may move the server packages to a newer minor,
 # which must happen before any cluster starts (and before pgvector pins its
