@@ -65,7 +65,7 @@ func CitusStatus(ctx context.Context, db bun.IDB) (CitusState, error) {
 	st.Version = v
 	for _, t := range []string{"sessions", "messages"} {
 		ct := CitusTable{Name: t, Type: "local"}
-		pk, err := primaryKey(ctx, db, t)
+		pk, err := PrimaryKey(ctx, db, t)
 		if err != nil {
 			return st, err
 		}
@@ -118,7 +118,9 @@ func citusVersion(ctx context.Context, db bun.IDB) (string, error) {
 	return v, nil
 }
 
-func primaryKey(ctx context.Context, db bun.IDB, table string) ([]string, error) {
+// PrimaryKey returns the columns of table's primary key, in order, as the
+// database has them (PostgreSQL; nil when the table has none).
+func PrimaryKey(ctx context.Context, db bun.IDB, table string) ([]string, error) {
 	var cols []string
 	err := db.NewRaw(`SELECT a.attname FROM pg_index i
 		JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, o) ON true

@@ -126,7 +126,7 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 	}
 	key := []string{"id"}
 	if IsPostgres(r.db) {
-		pk, err := primaryKey(ctx, r.db, r.table.Name)
+		pk, err := PrimaryKey(ctx, r.db, r.table.Name)
 		if err != nil {
 			return err
 		}

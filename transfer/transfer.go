@@ -212,13 +212,24 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	cr := &countingReader{r: r}
 	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 1<<20), sessionstore.MaxContentBytes*2)
+	// A row is "already there" when its primary key is: (id), or
+	// (session_id, id) once the tables are distributed on Citus, where the
+	// probe then reads only the batch's sessions' shards.
+	scoped := false
+	if repository.IsPostgres(db) {
+		pk, err := repository.PrimaryKey(ctx, db, "messages")
+		if err != nil {
+			return st, err
+		}
+		scoped = len(pk) == 2 && pk[0] == "session_id"
+	}
 	var sessions []*models.Session
 	var msgs []importMsg
 	flush := func() error {
 		if len(sessions) == 0 && len(msgs) == 0 {
 			return nil
 		}
-		ins, err := importBatch(ctx, db, sessions, msgs)
+		ins, err := importBatch(ctx, db, sessions, msgs, scoped)
 		if err != nil {
 			return err
 		}
@@ -413,9 +424,9 @@ func (r *importRecord) message() (importMsg, error) {
 
 // importBatch writes one batch in a transaction and returns how many
 // messages were new.
-func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg) (int, error) {
+func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg, scoped bool) (int, error) {
 	if repository.IsPostgres(db) {
-		return importBatchPG(ctx, db, sessions, batch)
+		return importBatchPG(ctx, db, sessions, batch, scoped)
 	}
 	msgs := make([]*models.Message, len(batch))
 	for i, im := range batch {
@@ -455,7 +466,7 @@ var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", 
 // messages COPYed into a temporary table and inserted from it, skipping ids
 // that exist. database/sql's transactions do not expose their connection, so
 // the transaction is pgx's own.
-func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg) (int, error) {
+func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg, scoped bool) (int, error) {
 	var sessSQL string
 	if len(sessions) > 0 {
 		sessSQL = db.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").String()
@@ -500,11 +511,21 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 			// Rows already there (a resumed import) are skipped; the rest go
 			// straight into the table with COPY.
 			ids := make([]string, len(msgs))
+			var sids []string
+			seen := map[uuid.UUID]bool{}
 			for i, m := range msgs {
 				ids[i] = m.ID.String()
+				if !seen[m.SessionID] {
+					seen[m.SessionID] = true
+					sids = append(sids, m.SessionID.String())
+				}
 			}
 			have := map[uuid.UUID]bool{}
-			rs, err := tx.Query(ctx, "SELECT id::text FROM messages WHERE id = ANY($1::uuid[])", ids)
+			probe, args := "SELECT id::text FROM messages WHERE id = ANY($1::uuid[])", []any{ids}
+			if scoped {
+				probe, args = probe+" AND session_id = ANY($2::uuid[])", append(args, sids)
+			}
+			rs, err := tx.Query(ctx, probe, args...)
 			if err != nil {
 				return fmt.Errorf("import: check ids: %w", err)
 			}
