@@ -2,6 +2,7 @@ package viewer_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -42,6 +43,7 @@ type fixture struct {
 	long      string    // the cut answer, in full
 	key       string    // its REM LOOKUP key
 	megaLine  string
+	notes     uuid.UUID // alice's second session, compacted
 	auditDir  string
 	bobAnswer string
 }
@@ -99,6 +101,23 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	audit.RecordIn(ctx, f.auditDir, "trip", "planner", "second prompt", h2, 7)
+	// A second session of hers, compacted: a summary replaces all but the
+	// last 2 of its 6 messages.
+	var six []models.HistoryMessage
+	for i := range 3 {
+		six = append(six, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("note %d", i)},
+			models.HistoryMessage{Role: "assistant", Content: fmt.Sprintf("noted %d", i)})
+	}
+	r, err = alice.StoreMessages(ctx, "notes", six, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.notes = r.SessionID
+	if _, err := alice.Compact(ctx, "notes", func(context.Context, []models.HistoryMessage) (string, error) {
+		return "the user took notes 0 to 1", nil
+	}, sessionstore.CompactOptions{KeepLast: 2}); err != nil {
+		t.Fatal(err)
+	}
 	// Bob's "trip" is another session; his agent call lands in the same
 	// dump file, and alice must not see it.
 	f.bobAnswer = "bob's private answer"

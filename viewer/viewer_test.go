@@ -2,11 +2,16 @@ package viewer_test
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/viewer"
 )
 
@@ -149,6 +154,30 @@ func TestViewerHTTP(t *testing.T) {
 		get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(f.key), http.StatusUnauthorized)
 	})
 
+	t.Run("pages and compaction", func(t *testing.T) {
+		c, _ := f.client(t, aliceKey, "")
+		first := get(t, c, f.srv.URL+"/ui/sessions?limit=1", http.StatusOK)
+		m := regexp.MustCompile(`href="(/ui/sessions\?[^"]*cursor=[^"]*)" id="next"`).FindStringSubmatch(first)
+		if m == nil {
+			t.Fatalf("no next page on a 1-session page of 2")
+		}
+		second := get(t, c, f.srv.URL+html.UnescapeString(m[1]), http.StatusOK)
+		one, two := strings.Contains(first, f.notes.String()), strings.Contains(second, f.notes.String())
+		if one == two || strings.Contains(first, f.alice.String()) == strings.Contains(second, f.alice.String()) {
+			t.Errorf("the two pages do not split her two sessions: notes on %v/%v", one, two)
+		}
+		notes := get(t, c, f.srv.URL+"/ui/sessions/"+f.notes.String(), http.StatusOK)
+		// The summary comes first, with the range it replaces (6 stored,
+		// the last 2 kept: positions 0-3); at T = 10 its text is cut too.
+		if !strings.Contains(notes, "Compaction summary: replaces 4 messages, positions 0–3.") {
+			i := strings.Index(notes, `id="messages"`)
+			t.Errorf("compacted session: summary or its range missing: %.1500s", notes[max(i, 0):])
+		}
+		if n := strings.Count(notes, `class="msg `); n != 3 {
+			t.Errorf("compacted session shows %d messages, want the summary and the last 2", n)
+		}
+	})
+
 	t.Run("unbound key acts for the named user", func(t *testing.T) {
 		c, _ := f.client(t, openKey, "bob")
 		list := get(t, c, f.srv.URL+"/ui/sessions", http.StatusOK)
@@ -180,4 +209,24 @@ func TestViewerHTTP(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The viewer is off unless asked for: without Options.UI, /ui/ is the API's
+// (a bearer key wanted, then no such route).
+func TestViewerOffByDefault(t *testing.T) {
+	t.Parallel()
+	api, err := httpapi.New(httpapi.Options{DB: dbtest.NewSQLite(t), APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	if resp, _ := http.Get(srv.URL + "/ui/login"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/ui/login without --ui and without a key: %d, want 401", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/ui/login", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/ui/login without --ui: %d, want 404", resp.StatusCode)
+	}
 }
