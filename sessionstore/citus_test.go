@@ -91,7 +91,7 @@ func TestCitusSingleShard(t *testing.T) {
 	var keys []string
 	ops := []struct {
 		name   string
-		fanOut bool
+		fanOut bool // may touch more than one shard
 		run    func() error
 	}{
 		{"store", false, func() error {
@@ -99,6 +99,9 @@ func TestCitusSingleShard(t *testing.T) {
 			keys = r.Keys
 			return err
 		}},
+		// One delegated call from the coordinator; inside it, on the
+		// worker, the check that no other session holds a caller id reads
+		// every shard, which EXPLAIN of the call cannot show.
 		{"store with caller ids", true, func() error {
 			m := msg("user", "again")
 			m.ID = uuid.NewString()
