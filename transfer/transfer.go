@@ -485,7 +485,9 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 		if tags == nil {
 			tags = []string{}
 		}
-		rows[i] = []any{m.ID.String(), m.SessionID.String(), string(m.Role), m.Content, toolCalls, edges, meta, tags,
+		// uuid as [16]byte: pgx encodes it directly; a string would be
+		// parsed back into a UUID row by row.
+		rows[i] = []any{[16]byte(m.ID), [16]byte(m.SessionID), string(m.Role), m.Content, toolCalls, edges, meta, tags,
 			m.TraceID, m.SpanID, m.UserID, m.TenantID, m.CreatedAt, m.UpdatedAt, m.DeletedAt}
 	}
 	conn, err := db.DB.Conn(ctx)

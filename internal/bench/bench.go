@@ -25,10 +25,13 @@ type Op func(ctx context.Context) error
 
 // Workload is one measured thing: remstore's operation and, on PostgreSQL, its floor.
 type Workload struct {
-	Name  string
-	Rows  int // rows handled per operation (for rows/s)
-	Size  int // table size or batch size the name refers to
-	Run   Op
+	Name string
+	Rows int // rows handled per operation (for rows/s)
+	Size int // table size or batch size the name refers to
+	Run  Op
+	// Setup, when set, runs before each Run, untimed: it prepares the
+	// run's input (the import's fresh ids), which is not the work measured.
+	Setup func()
 	Floor Op     // nil when there is none (SQLite)
 	Peer  PeerOp // the Python peer's own code doing the same; nil without Env.Peer
 }
@@ -287,10 +290,12 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		return nil, err
 	}
 	data := export.Bytes()
+	var input []byte
 	out = append(out, Workload{Name: fmt.Sprintf("import %d", sz.Import), Rows: sz.Import, Size: sz.Import,
+		// re-import under fresh ids so every run writes every row
+		Setup: func() { input = reID(data) },
 		Run: func(ctx context.Context) error {
-			// re-import under fresh ids so every run writes every row
-			_, err := transfer.Import(ctx, e.DB, bytes.NewReader(reID(data)), transfer.ImportOptions{BatchSize: 5000})
+			_, err := transfer.Import(ctx, e.DB, bytes.NewReader(input), transfer.ImportOptions{BatchSize: 5000})
 			return err
 		}})
 	if pg {
@@ -367,6 +372,9 @@ func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
 				return r, fmt.Errorf("%s peer: %w", w.Name, err)
 			}
 			peers = append(peers, d...)
+		}
+		if w.Setup != nil {
+			w.Setup()
 		}
 		d, err := measure(ctx, w.Run, 1)
 		if err != nil {

@@ -39,6 +39,11 @@ func BenchmarkWorkloads(b *testing.B) {
 			b.Run(name+"/"+v.kind, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
+					if w.Setup != nil && v.kind == "remstore" {
+						b.StopTimer()
+						w.Setup()
+						b.StartTimer()
+					}
 					if err := v.op(ctx); err != nil {
 						b.Fatal(err)
 					}

@@ -141,6 +141,9 @@ func (e *Env) CountStatements(ctx context.Context, w Workload) Statements {
 		}
 		return n
 	}
+	if w.Setup != nil {
+		w.Setup()
+	}
 	out.Remstore = count(func() error { return w.Run(ctx) })
 	if w.Floor != nil {
 		out.Floor = count(func() error { return w.Floor(ctx) })
