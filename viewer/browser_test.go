@@ -38,6 +38,25 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// profileDir is a fresh Chromium profile. Chromium may still be writing to it
+// for a moment after it is told to exit, so it is removed with retries and
+// without failing the test (t.TempDir would fail on "directory not empty").
+func profileDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "remstore-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
+}
+
 // The viewer in a real browser: sign in, open a session, expand a cut message
 // and compare it with the stored text, switch to the pydantic-ai view, diff
 // two audit dumps, meet an XSS payload and another user's session. A
@@ -52,7 +71,7 @@ func TestViewerInBrowser(t *testing.T) {
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/httpapi"
@@ -38,6 +39,7 @@ const (
 
 type fixture struct {
 	srv       *httptest.Server
+	db        *bun.DB
 	alice     uuid.UUID // alice's session ("trip" key, hostile name)
 	bob       uuid.UUID // bob's session
 	long      string    // the cut answer, in full
@@ -55,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := dbtest.NewPostgres(t)
-	f := &fixture{auditDir: t.TempDir()}
+	f := &fixture{auditDir: t.TempDir(), db: db}
 	store := func(user string) *sessionstore.Store {
 		s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: viewerT})
 		if err != nil {

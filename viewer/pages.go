@@ -70,16 +70,33 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		return err
 	}
 	t := v.o.TruncateLength
+	view := r.URL.Query().Get("view")
+	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+	var pv []pydanticMsg
+	total := len(hist)
+	if view == "pydantic" {
+		pv = pydanticView(hist)
+		total = len(pv)
+	}
+	pg := pageOf(from, total, "/ui/sessions/"+info.ID.String(), view)
 	var msgs []msgView
 	stored, sent := 0, 0
 	for i, m := range hist {
-		mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: utf8.RuneCountInString(m.Content)}
+		n := utf8.RuneCountInString(m.Content)
+		length := n
+		if m.Compressed {
+			length = m.OriginalLength
+		}
+		stored, sent = stored+length, sent+n
+		if view == "pydantic" || i < pg.From || i >= pg.To {
+			continue
+		}
+		mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: n, Length: length}
 		if m.Timestamp != nil {
 			mv.Time = *m.Timestamp
 		}
-		mv.Length = mv.Sent
 		if m.Compressed {
-			mv.Compressed, mv.Length, mv.Key = true, m.OriginalLength, m.EntityKey
+			mv.Compressed, mv.Key = true, m.EntityKey
 			mv.Head, mv.Marker, mv.Tail = splitCut(m.Content, m.EntityKey)
 		}
 		mv.ToolCallID, mv.ToolName = m.ToolCallID, m.ToolName
@@ -101,21 +118,48 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		}
 		mv.Bar = lengthBar(mv.Length, t)
 		mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
-		stored += mv.Length
-		sent += mv.Sent
 		msgs = append(msgs, mv)
 	}
-	view := r.URL.Query().Get("view")
 	d := v.base(q, "Session "+info.Name)
-	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"] = info, key, msgs, t, 2*t
-	d["Stored"], d["SentChars"], d["SizeBar"] = stored, sent, sizeBar(stored, sent)
+	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, msgs, t, 2*t, len(hist)
+	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
 	d["View"] = "history"
 	if view == "pydantic" {
 		d["View"] = "pydantic"
-		d["Pydantic"] = pydanticView(hist)
+		d["Pydantic"] = pv[pg.From:pg.To]
 	}
 	v.render(w, http.StatusOK, "session", d)
 	return nil
+}
+
+// pageSize bounds the messages one page draws: a session of 100,000
+// messages is read in full (for its totals) but drawn a page at a time.
+const pageSize = 500
+
+// page is the window of messages a session page draws, with links to the
+// windows before and after it ("" when there is none).
+type page struct {
+	From, To, Total int
+	Prev, Next      string
+}
+
+func pageOf(from, total int, base, view string) page {
+	from = max(0, min(from, total-1)) // past the end: the last message
+	pg := page{From: from, To: min(from+pageSize, total), Total: total}
+	link := func(at int) string {
+		u := base + "?from=" + strconv.Itoa(at)
+		if view == "pydantic" {
+			u += "&view=pydantic"
+		}
+		return u
+	}
+	if from > 0 {
+		pg.Prev = link(max(0, from-pageSize))
+	}
+	if pg.To < total {
+		pg.Next = link(pg.To)
+	}
+	return pg
 }
 
 // sizeBar draws characters sent against characters stored.

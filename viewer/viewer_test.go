@@ -1,7 +1,9 @@
 package viewer_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/viewer"
 )
 
@@ -175,6 +179,51 @@ func TestViewerHTTP(t *testing.T) {
 		}
 		if n := strings.Count(notes, `class="msg `); n != 3 {
 			t.Errorf("compacted session shows %d messages, want the summary and the last 2", n)
+		}
+	})
+
+	t.Run("a long session is drawn a page at a time", func(t *testing.T) {
+		carol, err := sessionstore.New(f.db, sessionstore.Options{UserID: "carol", TruncateLength: viewerT})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var many []models.HistoryMessage
+		for i := range 1203 {
+			many = append(many, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("line %d", i)})
+		}
+		r, err := carol.StoreMessages(context.Background(), "long", many, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := f.client(t, openKey, "carol")
+		base := f.srv.URL + "/ui/sessions/" + r.SessionID.String()
+		// 500 a page: 1-500, then 501-1000, then 1001-1203; the totals
+		// count all 1,203 on every page.
+		for _, tc := range []struct {
+			from       string
+			n          int
+			window     string
+			first      string
+			prev, next bool
+		}{{"", 500, "1–500 of 1203", "line 0", false, true}, {"?from=500", 500, "501–1000 of 1203", "line 500", true, true},
+			{"?from=1000", 203, "1001–1203 of 1203", "line 1000", true, false}, {"?from=99999", 1, "1203–1203 of 1203", "line 1202", true, false}} {
+			body := get(t, c, base+tc.from, http.StatusOK)
+			if n := strings.Count(body, `class="msg `); n != tc.n {
+				t.Errorf("from %q: %d messages drawn, want %d", tc.from, n, tc.n)
+			}
+			if !strings.Contains(body, tc.window) || !strings.Contains(body, "1203 messages") {
+				t.Errorf("from %q: window %q or the total missing", tc.from, tc.window)
+			}
+			if tc.first != "" && !strings.Contains(body, ">"+tc.first+"</pre>") {
+				t.Errorf("from %q: first message %q missing", tc.from, tc.first)
+			}
+			if strings.Contains(body, `class="prev"`) != tc.prev || strings.Contains(body, `class="later"`) != tc.next {
+				t.Errorf("from %q: prev/later links %v/%v, want %v/%v", tc.from, strings.Contains(body, `class="prev"`), strings.Contains(body, `class="later"`), tc.prev, tc.next)
+			}
+		}
+		pyd := get(t, c, base+"?view=pydantic&from=500", http.StatusOK)
+		if n := strings.Count(pyd, `class="pm `); n == 0 || n > 500 {
+			t.Errorf("pydantic view draws %d messages", n)
 		}
 	})
 
