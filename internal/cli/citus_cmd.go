@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/settings"
 )
 
 func newCitusCmd(e *env) *cobra.Command {
@@ -32,7 +33,12 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 		Short:   "Make sessions and messages distributed tables, co-located by session",
 		Example: "  remstore citus distribute --db postgres://coordinator/app --shard-count 32",
 		Args:    cobra.NoArgs,
-		RunE:    e.withDB(writes, func(db *bun.DB) error { return runDistribute(e, db, shards) }),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDistribute(e, shards); err != nil {
+				return err
+			}
+			return e.withDB(writes, func(db *bun.DB) error { return runDistribute(e, db, shards) })(cmd, args)
+		},
 	}
 	distribute.Flags().IntVar(&shards, "shard-count", 0, "shards per table (default: the cluster's citus.shard_count, 32 unless set)")
 	undistribute := &cobra.Command{
@@ -89,10 +95,19 @@ func (e *env) withDB(write bool, fn func(*bun.DB) error) func(*cobra.Command, []
 	}
 }
 
-func runDistribute(e *env, db *bun.DB, shards int) error {
+// checkDistribute refuses what cannot be distributed before anything is
+// opened, migrated or created.
+func checkDistribute(e *env, shards int) error {
 	if shards < 0 {
-		return usageErr("--shard-count must be positive")
+		return usageErr("--shard-count: must be 0 (the cluster's default) or more")
 	}
+	if !settings.IsPostgres(e.cfg.DatabaseURL) {
+		return usageErr("%s: distributing needs a PostgreSQL URL of a Citus coordinator, not a SQLite file", e.cfg.Origin(settings.KeyDB))
+	}
+	return nil
+}
+
+func runDistribute(e *env, db *bun.DB, shards int) error {
 	steps, err := repository.Distribute(e.ctx, db, repository.DistributeOptions{ShardCount: shards})
 	printSteps(e, steps, "nothing to do: already distributed")
 	return err

@@ -462,3 +462,32 @@ func TestTenancyCLI(t *testing.T) {
 		t.Errorf("alice's session changed: %q", r.stdout)
 	}
 }
+
+// Distributing refuses what cannot be distributed before it opens, migrates
+// or creates anything; on PostgreSQL without Citus it says so after
+// migrating (a Citus coordinator is found only by asking it).
+func TestCitusCommandsRefuse(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "never.db")
+	for _, args := range [][]string{
+		{"citus", "distribute"},
+		{"citus", "distribute", "--shard-count", "-1"},
+		{"migrate", "up", "--distributed"},
+		{"migrate", "down", "--distributed"},
+	} {
+		r := run(t, map[string]string{"REMSTORE_DB": path}, "", args...)
+		if r.code != cli.ExitUsage || r.stderr == "" {
+			t.Errorf("%v on SQLite: exit %d %q, want %d with a reason", args, r.code, r.stderr, cli.ExitUsage)
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused distribute created %s: %v", path, err)
+	}
+	pg := map[string]string{"REMSTORE_DB": dbtest.NewPostgresURL(t)}
+	if r := run(t, pg, "", "citus", "distribute"); r.code == 0 || !strings.Contains(r.stderr, "no citus extension") {
+		t.Errorf("distribute without Citus: exit %d %q", r.code, r.stderr)
+	}
+	if r := run(t, pg, "", "citus", "status"); r.code != 0 || !strings.Contains(r.stdout, "not installed") {
+		t.Errorf("status without Citus: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -134,6 +134,14 @@ on a Citus coordinator (remstore citus distribute).`,
 			if len(args) == 1 {
 				action = args[0]
 			}
+			if distributed {
+				if action != "up" {
+					return usageErr("migrate: --distributed goes with up")
+				}
+				if err := checkDistribute(e, shards); err != nil {
+					return err
+				}
+			}
 			var db *bun.DB
 			var err error
 			switch action {
@@ -160,9 +168,6 @@ on a Citus coordinator (remstore citus distribute).`,
 				return nil
 			}
 			if distributed {
-				if action != "up" {
-					return usageErr("migrate: --distributed goes with up")
-				}
 				if err := runDistribute(e, db, shards); err != nil {
 					return err
 				}
