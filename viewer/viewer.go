@@ -194,8 +194,19 @@ func (v *Viewer) render(w http.ResponseWriter, code int, page string, data map[s
 func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
 	tok := token()
 	setCookie(w, r, loginCookie, tok, 600)
+	// The error comes back in the URL, so only the sign-in's own messages
+	// are shown: a crafted link cannot put its text on this page.
+	msg := r.URL.Query().Get("error")
+	if !signInErrors[msg] {
+		msg = ""
+	}
 	v.render(w, http.StatusOK, "login", map[string]any{"CSRF": tok, "Next": safeNext(r.URL.Query().Get("next")),
-		"KeyOptional": v.o.KeyOptional, "Error": r.URL.Query().Get("error")})
+		"KeyOptional": v.o.KeyOptional, "Error": msg})
+}
+
+// signInErrors are the messages a refused sign-in can show (the API's own).
+var signInErrors = map[string]bool{
+	"missing bearer API key": true, "unknown API key": true, "this API key may not act for that user": true,
 }
 
 func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {

@@ -99,6 +99,13 @@ func TestViewerHTTP(t *testing.T) {
 				t.Errorf("key %q user %q: redirected to %q, want the form with %q", tc.key, tc.user, loc, tc.want)
 			}
 		}
+		// The form shows the sign-in's own messages only, not a crafted one.
+		if page := get(t, &http.Client{}, f.srv.URL+"/ui/login?error=unknown+API+key", http.StatusOK); !strings.Contains(page, "unknown API key") {
+			t.Errorf("sign-in error not shown")
+		}
+		if page := get(t, &http.Client{}, f.srv.URL+"/ui/login?error=Your+key+expired,+call+us", http.StatusOK); strings.Contains(page, "call us") {
+			t.Errorf("a crafted error text is shown on the sign-in page")
+		}
 		resp, err := http.PostForm(f.srv.URL+"/ui/login", url.Values{"csrf": {"x"}, "key": {aliceKey}})
 		if err != nil {
 			t.Fatal(err)
