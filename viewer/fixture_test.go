@@ -3,6 +3,7 @@ package viewer_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -174,17 +175,12 @@ func get(t *testing.T, c *http.Client, u string, want int) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if resp.StatusCode != want {
-		t.Fatalf("GET %s: %d, want %d: %.300s", u, resp.StatusCode, want, b.String())
+		t.Fatalf("GET %s: %d, want %d: %.300s", u, resp.StatusCode, want, b)
 	}
-	return b.String()
+	return string(b)
 }

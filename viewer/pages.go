@@ -303,7 +303,10 @@ const maxAuditFiles = 10000
 // the same file (counted as hidden).
 func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	key := r.PathValue("id")
-	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{NoCompress: true, IgnoreCompaction: true})
+	// Only each message's role and time are compared, so the load may cut
+	// long answers on the server; compaction is ignored so that what a
+	// summary replaced still counts as this session's.
+	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true})
 	if err != nil {
 		return err
 	}
