@@ -322,9 +322,13 @@ func Read(dir, sessionID string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(b, FileName(sessionID))
+}
+
+func parseFile(b []byte, name string) (*File, error) {
 	var f File
 	if err := yaml.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("parse audit file: %w", err)
+		return nil, fmt.Errorf("parse audit file %s: %w", name, err)
 	}
 	return &f, nil
 }
@@ -354,11 +358,11 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 		if err != nil || !match(b) {
 			continue
 		}
-		var f File
-		if err := yaml.Unmarshal(b, &f); err != nil {
-			return out, fmt.Errorf("parse audit file %s: %w", e.Name(), err)
+		f, err := parseFile(b, e.Name())
+		if err != nil {
+			return out, err
 		}
-		out = append(out, &f)
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -135,12 +134,13 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 		}
 	}
 	inKey := map[string]bool{}
-	for _, c := range key {
-		inKey[c] = true
+	idents := make([]bun.Ident, len(key))
+	for i, c := range key {
+		inKey[c], idents[i] = true, bun.Ident(c)
 	}
 	// No RETURNING: bun would scan the returned rows back into rows by
 	// position, and a distributed table returns them in shard order.
-	q := r.db.NewInsert().Model(&rows).Returning("NULL").On("CONFLICT (?) DO UPDATE", bun.Safe(joinIdents(key)))
+	q := r.db.NewInsert().Model(&rows).Returning("NULL").On("CONFLICT (?) DO UPDATE", bun.In(idents))
 	for _, f := range r.table.Fields {
 		switch {
 		case inKey[f.Name] || f.Name == "created_at":
@@ -169,14 +169,6 @@ func (r *Repository[T]) Insert(ctx context.Context, rows ...*T) error {
 }
 
 const insertChunk = 1000
-
-func joinIdents(cols []string) string {
-	q := make([]string, len(cols))
-	for i, c := range cols {
-		q[i] = quoteIdent(c)
-	}
-	return strings.Join(q, ", ")
-}
 
 // Get returns the row with this id. With userID set it applies the isolation
 // rule (user_id = userID OR user_id IS NULL). Soft-deleted rows are not found.

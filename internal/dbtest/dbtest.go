@@ -63,7 +63,7 @@ func newSchemaURL(t testing.TB, base string) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse %s: %v", settingsName(base), err)
+		t.Fatalf("parse test database URL: %v", err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
@@ -130,13 +130,6 @@ func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 			fn(t, d.New(t))
 		})
 	}
-}
-
-func settingsName(base string) string {
-	if base == os.Getenv(EnvCitusURL) {
-		return EnvCitusURL
-	}
-	return EnvURL
 }
 
 func randHex(n int) string {
