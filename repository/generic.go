@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,14 @@ type Repository[T any] struct {
 	db    bun.IDB
 	table *schema.Table
 	cols  map[string]bool
+	key   *tableKey // shared with WithDB copies: same database, same key
+}
+
+// tableKey is the table's primary key, read from the catalog by the first
+// Upsert and kept, so a loop of upserts does not ask each time.
+type tableKey struct {
+	mu   sync.Mutex
+	cols []string
 }
 
 // New returns a repository of T on db.
@@ -27,7 +36,7 @@ func New[T any](db bun.IDB) *Repository[T] {
 	for _, f := range t.Fields {
 		cols[f.Name] = true
 	}
-	return &Repository[T]{db: db, table: t, cols: cols}
+	return &Repository[T]{db: db, table: t, cols: cols, key: &tableKey{}}
 }
 
 // WithDB returns the same repository on another handle, typically a bun.Tx.
@@ -123,15 +132,9 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	key := []string{"id"}
-	if IsPostgres(r.db) {
-		pk, err := PrimaryKey(ctx, r.db, r.table.Name)
-		if err != nil {
-			return err
-		}
-		if len(pk) > 0 {
-			key = pk
-		}
+	key, err := r.primaryKey(ctx)
+	if err != nil {
+		return err
 	}
 	inKey := map[string]bool{}
 	idents := make([]bun.Ident, len(key))
@@ -154,6 +157,27 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 		return fmt.Errorf("upsert %d %s: %w", len(rows), r.table.Name, err)
 	}
 	return nil
+}
+
+// primaryKey is the conflict key of Upsert: (id) on SQLite, the catalog's
+// primary key on PostgreSQL (read once per repository).
+func (r *Repository[T]) primaryKey(ctx context.Context) ([]string, error) {
+	if !IsPostgres(r.db) {
+		return []string{"id"}, nil
+	}
+	r.key.mu.Lock()
+	defer r.key.mu.Unlock()
+	if r.key.cols == nil {
+		pk, err := PrimaryKey(ctx, r.db, r.table.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(pk) == 0 {
+			pk = []string{"id"}
+		}
+		r.key.cols = pk
+	}
+	return r.key.cols, nil
 }
 
 // Insert writes new rows, at most 1,000 to a statement (bun inlines every
