@@ -143,7 +143,7 @@ func (r *Repository[T]) Upsert(ctx context.Context, rows ...*T) error {
 	}
 	// No RETURNING: bun would scan the returned rows back into rows by
 	// position, and a distributed table returns them in shard order.
-	q := r.db.NewInsert().Model(&rows).Returning("NULL").On("CONFLICT (?) DO UPDATE", bun.In(idents))
+	q := r.db.NewInsert().Model(&rows).Returning("NULL").On("CONFLICT (?) DO UPDATE", bun.List(idents))
 	for _, f := range r.table.Fields {
 		switch {
 		case inKey[f.Name] || f.Name == "created_at":
