@@ -67,21 +67,8 @@ func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (
 }
 
 func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	pool, ok := db.(*bun.DB)
-	if !ok {
-		return eachRowSQL(ctx, db, q, fn)
-	}
-	conn, err := pool.DB.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("not a pgx connection: %T", dc)
-		}
-		rs, err := c.Conn().Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
+	ok, err := withPgx(ctx, db, func(c pgxQuerier) error {
+		rs, err := c.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
 		if err != nil {
 			return err
 		}
@@ -111,6 +98,42 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 		}
 		return rs.Err()
 	})
+	if !ok {
+		return eachRowSQL(ctx, db, q, fn)
+	}
+	return err
+}
+
+// pgxQuerier is what the hot reads need of pgx: a pool or one connection.
+type pgxQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// withPgx runs fn on pgx itself: on the pool behind a database
+// repository.Open made (no database/sql checkout), or on a connection taken
+// from a *bun.DB built elsewhere on pgx's stdlib driver. ok is false where
+// there is neither (a transaction): the caller then goes through bun.
+func withPgx(ctx context.Context, db bun.IDB, fn func(pgxQuerier) error) (ok bool, err error) {
+	if pool := repository.Pool(db); pool != nil {
+		return true, fn(pool)
+	}
+	d, isDB := db.(*bun.DB)
+	if !isDB {
+		return false, nil
+	}
+	conn, err := d.DB.Conn(ctx)
+	if err != nil {
+		return true, err
+	}
+	defer conn.Close()
+	return true, conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		return fn(c.Conn())
+	})
 }
 
 // numberedTexts caches repository.Numbered of the few query texts the store
@@ -127,15 +150,13 @@ func numbered(q string) string {
 }
 
 func (pgDriver) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
-	pool, ok := db.(*bun.DB)
+	ok, err := withPgx(ctx, db, func(c pgxQuerier) error {
+		return c.QueryRow(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
+	})
 	if !ok {
 		return queryRowSQL(ctx, db, query, args, dest...)
 	}
-	rs, err := pool.DB.QueryContext(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
-	if err != nil {
-		return err
-	}
-	return scanOne(rs, dest...)
+	return err // pgx.ErrNoRows is an sql.ErrNoRows
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
