@@ -148,11 +148,14 @@ func TestImportResumes(t *testing.T) {
 			if partial == 0 || partial >= 20 {
 				t.Fatalf("partial import wrote %d messages; the test needs a real half", partial)
 			}
-			st, err := transfer.Import(ctx, dst, bytes.NewReader(data), transfer.ImportOptions{BatchSize: 3})
+			// Batches of 5 against the 3 of the first run: one batch holds
+			// rows already there and new ones (a COPY that meets an existing
+			// id, then the probe).
+			st, err := transfer.Import(ctx, dst, bytes.NewReader(data), transfer.ImportOptions{BatchSize: 5})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Inserted+st.Skipped != 20 || st.Skipped != partial {
+			if st.Inserted+st.Skipped != 20 || st.Skipped != partial || partial%5 == 0 {
 				t.Fatalf("resume stats %+v after %d", st, partial)
 			}
 			if got := export(t, dst, transfer.ExportOptions{}); !bytes.Equal(got, data) {
