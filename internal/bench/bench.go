@@ -299,7 +299,11 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			return err
 		}})
 	if pg {
-		out[len(out)-1].Floor = func(ctx context.Context) error { return floorCopy(ctx, e.Conn, sz.Import) }
+		rows, err := exportRows(data)
+		if err != nil {
+			return nil, err
+		}
+		out[len(out)-1].Floor = func(ctx context.Context) error { return floorCopy(ctx, e.Conn, rows) }
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -85,26 +86,65 @@ func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error 
 	return rows.Err()
 }
 
-// floorCopy COPYs n message rows straight into the table.
-func floorCopy(ctx context.Context, c *pgx.Conn, n int) error {
+// copyColumns are the messages columns an import writes.
+var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
+	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
+
+// exportRows decodes an export's message records into COPY rows of
+// copyColumns, once and untimed: the floor is the database's share of an
+// import, the same rows with nothing decoded while the clock runs.
+func exportRows(data []byte) ([][]any, error) {
+	var rows [][]any
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r struct {
+			Kind                 string
+			Role, Content        string
+			ToolCalls            json.RawMessage `json:"tool_calls"`
+			GraphEdges           json.RawMessage `json:"graph_edges"`
+			Metadata             json.RawMessage
+			Tags                 []string
+			TraceID              *string `json:"trace_id"`
+			SpanID               *string `json:"span_id"`
+			UserID               *string `json:"user_id"`
+			TenantID             *string `json:"tenant_id"`
+			CreatedAt, UpdatedAt time.Time
+			DeletedAt            *time.Time `json:"deleted_at"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, err
+		}
+		if r.Kind != "message" {
+			continue
+		}
+		var calls any
+		if len(r.ToolCalls) > 0 && string(r.ToolCalls) != "null" {
+			calls = string(r.ToolCalls)
+		}
+		if r.Tags == nil {
+			r.Tags = []string{}
+		}
+		rows = append(rows, []any{nil, nil, r.Role, r.Content, calls, string(r.GraphEdges), string(r.Metadata), r.Tags,
+			r.TraceID, r.SpanID, r.UserID, r.TenantID, r.CreatedAt, r.UpdatedAt, r.DeletedAt})
+	}
+	return rows, nil
+}
+
+// floorCopy COPYs the rows an import writes straight into the table, in one
+// transaction, under fresh ids in a fresh session.
+func floorCopy(ctx context.Context, c *pgx.Conn, rows [][]any) error {
 	sid := uuid.New()
 	if _, err := c.Exec(ctx, "INSERT INTO sessions (id, name) VALUES ($1, 'floor-copy')", sid); err != nil {
 		return err
 	}
-	msgs := messages(n)
-	now := time.Now().UTC()
 	i := 0
 	src := pgx.CopyFromFunc(func() ([]any, error) {
-		if i == n {
+		if i == len(rows) {
 			return nil, nil
 		}
-		m := msgs[i]
-		meta := fmt.Sprintf(`{"message_index":%d,"entity_key":"session-%s-msg-%d","timestamp":null}`, i, sid, i)
-		row := []any{uuid.New(), sid, string(m.Role), m.Content, meta, "bench", "bench", now.Add(time.Duration(i) * time.Microsecond), now}
+		row := append([]any{[16]byte(uuid.New()), [16]byte(sid)}, rows[i][2:]...)
 		i++
 		return row, nil
 	})
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"},
-		[]string{"id", "session_id", "role", "content", "metadata", "user_id", "tenant_id", "created_at", "updated_at"}, src)
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, src)
 	return err
 }
