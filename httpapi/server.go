@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -166,6 +167,9 @@ func New(o Options) (*Server, error) {
 		ops:      prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_operation_duration_seconds", Help: "Store, load and lookup durations.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)}, []string{"op"}),
 	}
 	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.DB.DB, "remstore"))
+	if pool := repository.Pool(o.DB); pool != nil {
+		o.Registry.MustRegister(poolCollectors(pool)...)
+	}
 	s.routes()
 	if o.UI {
 		db, t := o.DB, o.TruncateLength
@@ -512,4 +516,24 @@ func dbMessage(err error) string {
 		return pgErr.Message
 	}
 	return "invalid value"
+}
+
+// poolCollectors report the pgx pool behind the database: the store's hot
+// reads take their connections there, past database/sql's own statistics.
+func poolCollectors(pool *pgxpool.Pool) []prometheus.Collector {
+	gauge := func(name, help string, f func(*pgxpool.Stat) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "remstore_pool_" + name, Help: help}, func() float64 { return f(pool.Stat()) })
+	}
+	counter := func(name, help string, f func(*pgxpool.Stat) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "remstore_pool_" + name, Help: help}, func() float64 { return f(pool.Stat()) })
+	}
+	return []prometheus.Collector{
+		gauge("max_conns", "Connections the pool may open (pool_max_conns).", func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) }),
+		gauge("total_conns", "Connections open.", func(s *pgxpool.Stat) float64 { return float64(s.TotalConns()) }),
+		gauge("acquired_conns", "Connections in use.", func(s *pgxpool.Stat) float64 { return float64(s.AcquiredConns()) }),
+		gauge("idle_conns", "Connections idle in the pool.", func(s *pgxpool.Stat) float64 { return float64(s.IdleConns()) }),
+		counter("acquires_total", "Connections taken from the pool.", func(s *pgxpool.Stat) float64 { return float64(s.AcquireCount()) }),
+		counter("empty_acquires_total", "Acquires that waited: every connection was in use.", func(s *pgxpool.Stat) float64 { return float64(s.EmptyAcquireCount()) }),
+		counter("acquire_wait_seconds_total", "Time spent waiting for a connection.", func(s *pgxpool.Stat) float64 { return s.AcquireDuration().Seconds() }),
+	}
 }

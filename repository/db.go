@@ -19,10 +19,6 @@ import (
 	"github.com/remstore/remstore/settings"
 )
 
-// genericPlans turns on generic plans for a connection, unless Citus is there.
-const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', false)
-	WHERE NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')`
-
 // Open connects to a postgres:// URL or opens the SQLite file at any other
 // path (creating the file, not its directory), and checks that the database
 // answers. Errors wrap ErrUnavailable and never include a password.
@@ -60,27 +56,6 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*bun.DB, error) {
 		// repeat; pgx's default statement cache would prepare each one (an
 		// extra round trip per query). The simple protocol sends the text once.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-		// The hot reads are prepared once per connection (pgx's statement
-		// cache) and take the session as a parameter. With the default plan
-		// cache mode PostgreSQL kept planning them on every call (their
-		// custom plans look cheaper than the generic one), which cost a small
-		// load more than running it: 0.2 of 0.27 ms for 10 messages. Their
-		// generic plans are the same index scans. bun's queries use the
-		// simple protocol and are not affected. Citus cannot distribute some
-		// of them as generic plans, so it keeps its default; so does a URL
-		// that names plan_cache_mode.
-		if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
-			after := pcfg.AfterConnect
-			pcfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-				if after != nil {
-					if err := after(ctx, c); err != nil {
-						return err
-					}
-				}
-				_, err := c.Exec(ctx, genericPlans)
-				return err
-			}
-		}
 		if cfg.ConnectTimeout == 0 {
 			cfg.ConnectTimeout = 10 * time.Second
 		}

@@ -9,58 +9,42 @@ import (
 )
 
 // A PostgreSQL database Open makes has one pgx pool behind it, shared by bun
-// and the store's hot reads, sized by pool_max_conns, closed with the
-// database, its connections on generic plans except on Citus or where the
-// URL names plan_cache_mode. SQLite has none.
+// and the store's hot reads, sized by pool_max_conns (a parameter the server
+// never sees), closed with the database. SQLite has none.
 func TestPoolBehindOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	mode := func(t *testing.T, url string) (string, int32) {
-		t.Helper()
-		db, err := repository.Open(ctx, url)
+	pg := dbtest.NewPostgresURL(t)
+	for _, c := range []struct {
+		url  string
+		want int32
+	}{{pg, repository.DefaultMaxConns}, {pg + "&pool_max_conns=3", 3}} {
+		db, err := repository.Open(ctx, c.url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
 		pool := repository.Pool(db)
 		if pool == nil {
 			t.Fatal("no pool behind a PostgreSQL database")
 		}
-		var m string
-		if err := pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&m); err != nil {
-			t.Fatal(err)
+		if n := pool.Config().MaxConns; n != c.want {
+			t.Errorf("%s: max conns %d, want %d", c.url, n, c.want)
 		}
 		// bun's connections come from the same pool.
-		var bm string
-		if err := db.NewRaw("SHOW plan_cache_mode").Scan(ctx, &bm); err != nil || bm != m {
-			t.Fatalf("bun sees plan_cache_mode %q (%v), the pool %q", bm, err, m)
+		before := pool.Stat().AcquireCount()
+		if err := db.PingContext(ctx); err != nil {
+			t.Fatal(err)
 		}
-		return m, pool.Config().MaxConns
-	}
-	pg := dbtest.NewPostgresURL(t)
-	if m, n := mode(t, pg); m != "force_generic_plan" || n != repository.DefaultMaxConns {
-		t.Errorf("PostgreSQL: plan_cache_mode %q, max conns %d", m, n)
-	}
-	if m, n := mode(t, pg+"&plan_cache_mode=auto&pool_max_conns=3"); m != "auto" || n != 3 {
-		t.Errorf("URL settings: plan_cache_mode %q, max conns %d", m, n)
-	}
-	t.Run("citus", func(t *testing.T) {
-		if m, _ := mode(t, dbtest.CitusURL(t)); m != "auto" {
-			t.Errorf("Citus: plan_cache_mode %q, want its default", m)
+		if pool.Stat().AcquireCount() == before {
+			t.Error("bun's query did not take its connection from the pool")
 		}
-	})
-
-	db, err := repository.Open(ctx, pg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := repository.Pool(db)
-	_ = db.Close()
-	if err := pool.Ping(ctx); err == nil {
-		t.Error("the pool outlived its database")
-	}
-	if repository.Pool(db) != nil {
-		t.Error("a closed database still names its pool")
+		_ = db.Close()
+		if err := pool.Ping(ctx); err == nil {
+			t.Error("the pool outlived its database")
+		}
+		if repository.Pool(db) != nil {
+			t.Error("a closed database still names its pool")
+		}
 	}
 	if lite := dbtest.NewSQLite(t); repository.Pool(lite) != nil {
 		t.Error("SQLite has a pgx pool")
