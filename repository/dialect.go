@@ -24,6 +24,10 @@ type SQL struct {
 	// middle never crosses the wire (PostgreSQL's left/right/char_length in a
 	// UTF-8 database and SQLite's substr/length on TEXT count code points).
 	Head, Tail, Length string
+	// Bytes is content's length in bytes, which a database knows without
+	// reading the text: no text of at most N bytes has more than N code
+	// points, so Length is computed only where Bytes exceeds the limit.
+	Bytes string
 }
 
 var (
@@ -35,6 +39,7 @@ var (
 		Head:       "left(content, ?)",
 		Tail:       "right(content, ?)",
 		Length:     "char_length(content)",
+		Bytes:      "octet_length(content)",
 	}
 	liteSQL = SQL{
 		EntityKey:  "json_extract(metadata, '$.entity_key')",
@@ -43,6 +48,7 @@ var (
 		Head:       "substr(content, 1, ?)",
 		Tail:       "substr(content, -?)",
 		Length:     "length(content)",
+		Bytes:      "length(CAST(content AS BLOB))",
 	}
 )
 
