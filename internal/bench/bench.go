@@ -32,8 +32,13 @@ type Workload struct {
 	// Setup, when set, runs before each Run, untimed: it prepares the
 	// run's input (the import's fresh ids), which is not the work measured.
 	Setup func()
-	Floor Op     // nil when there is none (SQLite)
-	Peer  PeerOp // the Python peer's own code doing the same; nil without Env.Peer
+	// Repeat, when over 1, times blocks of that many back-to-back calls and
+	// reports the mean call of each block: a call of tens of microseconds
+	// is otherwise measured as much by the clock and the scheduler as by
+	// what it does. Remstore and the floor get the same blocks.
+	Repeat int
+	Floor  Op     // nil when there is none (SQLite)
+	Peer   PeerOp // the Python peer's own code doing the same; nil without Env.Peer
 }
 
 // PeerOp runs the peer's operation n times and returns the durations it measured.
@@ -136,6 +141,15 @@ func messages(n int) []models.HistoryMessage {
 	return out[:n]
 }
 
+// repeatFor is Workload.Repeat for a load of n messages: blocks for the
+// sub-millisecond ones.
+func repeatFor(n int) int {
+	if n <= 100 {
+		return 10
+	}
+	return 1
+}
+
 // fill writes n messages into session key (in batches of 1000).
 func (e *Env) fill(ctx context.Context, key string, n int) error {
 	all := messages(n)
@@ -219,7 +233,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			return nil, err
 		}
 		sid, _ := e.Store.SessionUUID(key)
-		w := Workload{Name: fmt.Sprintf("load+compress %d", n), Rows: n, Size: n,
+		w := Workload{Name: fmt.Sprintf("load+compress %d", n), Rows: n, Size: n, Repeat: repeatFor(n),
 			Run: func(ctx context.Context) error {
 				h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{})
 				if err == nil && len(h) != n {
@@ -265,7 +279,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			return nil, err
 		}
 		key, sid := res.Keys[1], res.SessionID
-		w := Workload{Name: fmt.Sprintf("lookup in %d rows", n), Rows: 1, Size: n,
+		w := Workload{Name: fmt.Sprintf("lookup in %d rows", n), Rows: 1, Size: n, Repeat: 20,
 			Run: func(ctx context.Context) error { _, err := e.Store.Lookup(ctx, key); return err }}
 		if e.Peer != nil {
 			w.Peer = e.Peer.op(map[string]any{"op": "lookup", "key": key, "user": "bench"})
@@ -346,14 +360,18 @@ type Result struct {
 	Statements *Statements `json:"statements,omitempty"`
 }
 
-func measure(ctx context.Context, op Op, iters int) ([]time.Duration, error) {
+// measure times iters samples of op, each the mean of repeat calls.
+func measure(ctx context.Context, op Op, iters, repeat int) ([]time.Duration, error) {
+	repeat = max(repeat, 1)
 	d := make([]time.Duration, 0, iters)
 	for range iters {
 		start := time.Now()
-		if err := op(ctx); err != nil {
-			return nil, err
+		for range repeat {
+			if err := op(ctx); err != nil {
+				return nil, err
+			}
 		}
-		d = append(d, time.Since(start))
+		d = append(d, time.Since(start)/time.Duration(repeat))
 	}
 	slices.Sort(d)
 	return d, nil
@@ -364,33 +382,53 @@ func pct(d []time.Duration, p float64) float64 {
 	return float64(d[i].Microseconds()) / 1000
 }
 
-// Measure runs a workload iters times (alternating with its floor, so both
-// see the same machine state) and summarizes.
+// Measure runs a workload iters times (alternating with its floor and the
+// peer, so all see the same machine state) and summarizes. The peer goes
+// first; remstore and the floor take turns to follow it, since what the
+// peer's process does after its timed call (its pool resets the
+// connection) lands on whoever comes next.
 func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
 	r := Result{Name: w.Name, Size: w.Size, Iterations: iters}
 	var runs, floors, peers []time.Duration
-	for range iters {
-		if w.Peer != nil { // alternating: the peer, remstore, the floor, see one machine state
+	for i := range iters {
+		if w.Peer != nil {
 			d, err := w.Peer(ctx, 1)
 			if err != nil {
 				return r, fmt.Errorf("%s peer: %w", w.Name, err)
 			}
 			peers = append(peers, d...)
 		}
-		if w.Setup != nil {
-			w.Setup()
-		}
-		d, err := measure(ctx, w.Run, 1)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", w.Name, err)
-		}
-		runs = append(runs, d...)
-		if w.Floor != nil {
-			d, err := measure(ctx, w.Floor, 1)
+		run := func() error {
+			if w.Setup != nil {
+				w.Setup()
+			}
+			d, err := measure(ctx, w.Run, 1, w.Repeat)
 			if err != nil {
-				return r, fmt.Errorf("%s floor: %w", w.Name, err)
+				return fmt.Errorf("%s: %w", w.Name, err)
+			}
+			runs = append(runs, d...)
+			return nil
+		}
+		floor := func() error {
+			if w.Floor == nil {
+				return nil
+			}
+			d, err := measure(ctx, w.Floor, 1, w.Repeat)
+			if err != nil {
+				return fmt.Errorf("%s floor: %w", w.Name, err)
 			}
 			floors = append(floors, d...)
+			return nil
+		}
+		first, second := run, floor
+		if i%2 == 1 {
+			first, second = floor, run
+		}
+		if err := first(); err != nil {
+			return r, err
+		}
+		if err := second(); err != nil {
+			return r, err
 		}
 	}
 	slices.Sort(runs)
