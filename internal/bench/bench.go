@@ -35,7 +35,7 @@ type Workload struct {
 	// Repeat, when over 1, times blocks of that many back-to-back calls and
 	// reports the mean call of each block: a call of tens of microseconds
 	// is otherwise measured as much by the clock and the scheduler as by
-	// what it does. Remstore and the floor get the same blocks.
+	// what it does. Remstore, the floor and the peer get the same blocks.
 	Repeat int
 	Floor  Op     // nil when there is none (SQLite)
 	Peer   PeerOp // the Python peer's own code doing the same; nil without Env.Peer
@@ -391,12 +391,16 @@ func Measure(ctx context.Context, w Workload, iters int) (Result, error) {
 	r := Result{Name: w.Name, Size: w.Size, Iterations: iters}
 	var runs, floors, peers []time.Duration
 	for i := range iters {
-		if w.Peer != nil {
-			d, err := w.Peer(ctx, 1)
+		if w.Peer != nil { // the same blocks as remstore's: the mean call of Repeat
+			d, err := w.Peer(ctx, max(w.Repeat, 1))
 			if err != nil {
 				return r, fmt.Errorf("%s peer: %w", w.Name, err)
 			}
-			peers = append(peers, d...)
+			var sum time.Duration
+			for _, x := range d {
+				sum += x
+			}
+			peers = append(peers, sum/time.Duration(max(len(d), 1)))
 		}
 		run := func() error {
 			if w.Setup != nil {
