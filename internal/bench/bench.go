@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -360,11 +361,15 @@ type Result struct {
 	Statements *Statements `json:"statements,omitempty"`
 }
 
-// measure times iters samples of op, each the mean of repeat calls.
+// measure times iters samples of op, each the mean of repeat calls. The
+// heap is collected first, untimed: remstore and its floor share this
+// process, and the floor's garbage (a load's every metadata document as a
+// map) was otherwise collected on remstore's time.
 func measure(ctx context.Context, op Op, iters, repeat int) ([]time.Duration, error) {
 	repeat = max(repeat, 1)
 	d := make([]time.Duration, 0, iters)
 	for range iters {
+		runtime.GC()
 		start := time.Now()
 		for range repeat {
 			if err := op(ctx); err != nil {
