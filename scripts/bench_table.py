@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Print a `remstore bench --json` file as the Markdown table docs/performance.md shows."""
+import json
+import sys
+
+NAMES = {
+    "store 4 messages": "store a 4-message turn",
+    "store 100 messages": "store 100 messages",
+    "load+compress+convert 1000": "load + compress + convert to pydantic-ai JSON 1,000",
+}
+
+
+def name(n):
+    if n in NAMES:
+        return NAMES[n]
+    if n.startswith("load+compress "):
+        return "load + compress " + f"{int(n.split()[-1]):,}"
+    if n.startswith("lookup in ") and n.endswith("peer schema"):
+        return "lookup, 1,000,000 rows; the peer on its own install.sql schema"
+    if n.startswith("lookup in "):
+        return f"lookup, {int(n.split()[2]):,} rows in the table"
+    if n.startswith("import "):
+        return f"import {int(n.split()[1]):,} messages"
+    return n
+
+
+def ms(v):
+    if not v:
+        return "–"
+    return f"{v:,.3f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+
+
+def main(path):
+    rows = json.load(open(path))
+    print("| workload | median ms | p95 ms | rows/s | floor ms | ratio to floor | the peer, ms | remstore faster by | statements (remstore/floor/peer) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        st = r.get("statements") or {}
+        stmts = "/".join("–" if st.get(k, -1) < 0 else str(st[k]) for k in ("Remstore", "Floor", "Peer"))
+        rps = f"{r['rows_per_sec']:,.0f}" if r.get("rows_per_sec") and r["size"] > 1 and not r["name"].startswith("lookup") else "–"
+        ratio = f"{r['ratio_to_floor']:.2f}" if r.get("ratio_to_floor") else "–"
+        peer = f"**{r['peer_over_remstore']:.1f}x**" if r.get("peer_over_remstore") else "–"
+        print(f"| {name(r['name'])} | {ms(r['median_ms'])} | {ms(r['p95_ms'])} | {rps} | {ms(r.get('floor_median_ms'))} | {ratio} | {ms(r.get('peer_median_ms'))} | {peer} | {stmts} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
