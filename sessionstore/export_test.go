@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 )
 
@@ -31,4 +32,43 @@ func ServerCuts(s *Store, key string) (int, error) {
 			return nil
 		})
 	return n, err
+}
+
+// PlainRowsMismatch reads the session's rows twice, every field and a plain
+// load's fields, and returns the first row whose plain-load message differs
+// (tests only: the proof that rowsArgs.plain leaves out nothing a load
+// without extras shows), or -1.
+func PlainRowsMismatch(s *Store, key string) (int, error) {
+	sid, err := s.SessionUUID(key)
+	if err != nil {
+		return 0, err
+	}
+	read := func(plain bool) ([]storedRow, error) {
+		var out []storedRow
+		err := s.drv.eachRow(context.Background(), s.db, rowsArgs{sid: sid, tenant: s.userID, limit: noLimit, cut: s.comp.TruncateLength(), plain: plain},
+			func(r storedRow) error { out = append(out, r); return nil })
+		return out, err
+	}
+	full, err := read(false)
+	if err != nil {
+		return 0, err
+	}
+	plain, err := read(true)
+	if err != nil {
+		return 0, err
+	}
+	if len(full) != len(plain) {
+		return len(plain), nil
+	}
+	for i := range full {
+		a, err := json.Marshal(toHistory(full[i], false))
+		if err != nil {
+			return 0, err
+		}
+		b, _ := json.Marshal(toHistory(plain[i], false))
+		if string(a) != string(b) || full[i].Key != plain[i].Key || full[i].Length != plain[i].Length {
+			return i, nil
+		}
+	}
+	return -1, nil
 }

@@ -279,7 +279,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		return fn(m)
 	}
 	if p.summary >= 0 {
-		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o)},
+		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras},
 			func(r storedRow) error { return emit(r, -1) })
 		if err != nil {
 			return err
@@ -290,7 +290,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		start = 0
 	}
 	pos, live := start, 0
-	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o)}, func(r storedRow) error {
+	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras}, func(r storedRow) error {
 		defer func() { pos++ }()
 		if r.Deleted {
 			return nil
