@@ -26,7 +26,8 @@ peer = {}
 def connect(req):
     os.environ["POSTGRES__CONNECTION_STRING"] = req["db"]
     cwd = os.getcwd()
-    os.chdir(tempfile.mkdtemp(prefix="remstore-peer-bench-"))  # no .env of anyone's
+    empty = tempfile.mkdtemp(prefix="remstore-peer-bench-")
+    os.chdir(empty)  # no .env of anyone's
     sys.path.insert(0, req["peer"])
     from loguru import logger
     logger.remove()
@@ -35,6 +36,7 @@ def connect(req):
     from remlight.services.session.pydantic_messages import session_to_pydantic_messages
     from remlight.services.session.store import SessionMessageStore
     os.chdir(cwd)
+    os.rmdir(empty)
     db._db = db.DatabaseService(req["db"])
     LOOP.run_until_complete(db._db.connect())
     peer.update(Store=SessionMessageStore, convert=session_to_pydantic_messages, TA=ModelMessagesTypeAdapter)

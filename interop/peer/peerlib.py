@@ -47,7 +47,8 @@ def db_url(name: str) -> str:
 os.environ["POSTGRES__CONNECTION_STRING"] = db_url("migrated")
 os.environ.pop("POSTGRES_ENABLED", None)
 _cwd = os.getcwd()
-os.chdir(tempfile.mkdtemp(prefix="remstore-peer-"))
+_empty = tempfile.mkdtemp(prefix="remstore-peer-")
+os.chdir(_empty)
 sys.path.insert(0, str(PEER))
 import remlight.services.database as peer_db  # noqa: E402
 from remlight.models.entities import Message  # noqa: E402
@@ -56,6 +57,7 @@ from remlight.services.session.pydantic_messages import session_to_pydantic_mess
 from remlight.services.session.store import MessageCompressor, SessionMessageStore  # noqa: E402
 
 os.chdir(_cwd)
+os.rmdir(_empty)
 
 from loguru import logger  # noqa: E402  (the peer logs every call at DEBUG)
 
