@@ -24,11 +24,12 @@ var pools sync.Map
 // checkout and conversions. Both draw from the one pool; closing the
 // *sql.DB closes it.
 func openPool(pool *pgxpool.Pool) *sql.DB {
-	db := sql.OpenDB(poolConnector{Connector: stdlib.GetPoolConnector(pool), pool: pool})
+	c := &poolConnector{Connector: stdlib.GetPoolConnector(pool), pool: pool}
+	c.db = sql.OpenDB(c)
 	// Idle connections wait in the pool, where the hot path finds them too.
-	db.SetMaxIdleConns(0)
-	pools.Store(db, pool)
-	return db
+	c.db.SetMaxIdleConns(0)
+	pools.Store(c.db, pool)
+	return c.db
 }
 
 // poolConnector closes the pool when database/sql closes the *sql.DB
@@ -36,15 +37,11 @@ func openPool(pool *pgxpool.Pool) *sql.DB {
 type poolConnector struct {
 	driver.Connector
 	pool *pgxpool.Pool
+	db   *sql.DB
 }
 
-func (c poolConnector) Close() error {
-	pools.Range(func(k, v any) bool {
-		if v == c.pool {
-			pools.Delete(k)
-		}
-		return true
-	})
+func (c *poolConnector) Close() error {
+	pools.Delete(c.db)
 	c.pool.Close()
 	return nil
 }
