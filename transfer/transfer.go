@@ -522,7 +522,9 @@ func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, ba
 	return inserted, err
 }
 
-var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
+// CopyColumns are the messages columns an import writes, in the order its
+// COPY rows hold them.
+var CopyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
 	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
 
 // importBatchPG runs one batch on a single pgx connection: sessions inserted,
@@ -603,7 +605,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, rows [][]any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := sp.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, pgx.CopyFromRows(rows))
+	n, err := sp.CopyFrom(ctx, pgx.Identifier{"messages"}, CopyColumns, pgx.CopyFromRows(rows))
 	if err != nil {
 		_ = sp.Rollback(ctx)
 		return 0, fmt.Errorf("copy: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/transfer"
 )
 
 // floorStore is a store done by hand in native pgx: one pipelined batch
@@ -86,12 +87,8 @@ func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error 
 	return rows.Err()
 }
 
-// copyColumns are the messages columns an import writes.
-var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
-	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
-
 // exportRows decodes an export's message records into COPY rows of
-// copyColumns, once and untimed: the floor is the database's share of an
+// transfer.CopyColumns, once and untimed: the floor is the database's share of an
 // import, the same rows with nothing decoded while the clock runs.
 func exportRows(data []byte) ([][]any, error) {
 	var rows [][]any
@@ -145,6 +142,6 @@ func floorCopy(ctx context.Context, c *pgx.Conn, rows [][]any) error {
 		i++
 		return row, nil
 	})
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, src)
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, transfer.CopyColumns, src)
 	return err
 }
