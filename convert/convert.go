@@ -32,6 +32,9 @@ type Message struct {
 	ModelName string `json:"model_name,omitempty"`
 	Timestamp string `json:"timestamp,omitempty"`
 	Kind      string `json:"kind"` // "request" or "response"
+	// Raw, when set, is the whole message as pydantic-ai wrote it, rebuilt
+	// from the rows' SourceKey; it is written instead of the fields above.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Part is one message part; PartKind selects which fields apply.
@@ -83,6 +86,7 @@ type Stream struct {
 	asst     *models.HistoryMessage
 	asstPos  int
 	tools    []models.HistoryMessage
+	req      *sourcedRequest // a request rebuilt from SourceKey, open for its next rows
 }
 
 // NewStream returns a Stream writing to emit.
@@ -128,6 +132,15 @@ func (s *Stream) Add(m models.HistoryMessage) error {
 	}
 	pos := s.pos
 	s.pos++
+	if src, ok := sourceOf(&m); ok {
+		if err := s.flush(); err != nil {
+			return err
+		}
+		return s.addSourced(&m, src)
+	}
+	if err := s.flushSourced(); err != nil {
+		return err
+	}
 	if s.asst != nil && m.Role.IsTool() {
 		s.tools = append(s.tools, m)
 		return nil
@@ -151,6 +164,9 @@ func (s *Stream) Add(m models.HistoryMessage) error {
 // Close emits what is held (and the system prompt of an empty history).
 func (s *Stream) Close() error {
 	if err := s.start(nil); err != nil {
+		return err
+	}
+	if err := s.flushSourced(); err != nil {
 		return err
 	}
 	return s.flush()

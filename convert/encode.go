@@ -22,6 +22,9 @@ func appendJSON(b []byte, msgs []Message) []byte {
 
 // appendMessage writes one message as encoding/json would.
 func appendMessage(b []byte, m Message) []byte {
+	if m.Raw != nil {
+		return append(b, m.Raw...)
+	}
 	{
 		b = append(b, `{"parts":[`...)
 		for j, p := range m.Parts {

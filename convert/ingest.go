@@ -1,0 +1,465 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/remstore/remstore/models"
+)
+
+// SourceKey is the message key (and metadata key) under which a message
+// decoded from pydantic-ai keeps what its row does not hold: the message
+// envelope (model name, usage, provider ids, finish reason, timestamps, run
+// id) and every part except the text the row's content carries. Stream uses
+// it to rebuild the messages pydantic-ai produced, part for part.
+const SourceKey = "pydantic_ai"
+
+// The part kinds of pydantic-ai 1.42 and 2.x. Kinds that map to a row are
+// handled by name in requestRows and responseRow; the others are kept whole
+// in the source of the row they travel with. A kind in neither list is
+// refused: storing it blind could not promise that it comes back.
+var (
+	requestKinds = map[string]bool{
+		"system-prompt": true, "user-prompt": true, "tool-return": true, "retry-prompt": true,
+		"speech": true, "tool-search-return": true, "capability-load-return": true, "retry-feedback": true,
+		"tool-availability-delta": true, "capability-load-delta": true, "model-settings-delta": true,
+		"instruction-delta": true, "instruction-baseline": true, "compaction": true,
+	}
+	responseKinds = map[string]bool{
+		"text": true, "tool-call": true, "builtin-tool-call": true, "builtin-tool-return": true, "thinking": true,
+		"file": true, "tool-search-call": true, "capability-load-call": true, "builtin-tool-search-call": true,
+		"builtin-tool-search-return": true, "compaction": true, "speech": true,
+	}
+	// toolReturnKinds become tool rows: what the peer shows as a tool result.
+	toolReturnKinds = map[string]bool{"tool-return": true, "tool-search-return": true, "capability-load-return": true}
+)
+
+// textJoin separates the text parts of one response in its row's content.
+const textJoin = "\n\n"
+
+// source is the value of SourceKey on one row.
+type source struct {
+	// Message is the pydantic-ai message without its parts; only on the
+	// first row of a message.
+	Message map[string]json.RawMessage `json:"message,omitempty"`
+	// Parts are the parts this row carries, in order; those listed in
+	// FromRow have no content: it is the row's.
+	Parts []map[string]json.RawMessage `json:"parts"`
+	// FromRow lists the parts whose content is the row's content: one for a
+	// request part, every text part for a response (joined by textJoin).
+	FromRow []int `json:"from_row,omitempty"`
+	// Lens are the code point lengths of the FromRow parts when there are
+	// several, to split the row's content again.
+	Lens []int `json:"lens,omitempty"`
+}
+
+// Ingested is what DecodePydanticAI read: the history messages to store, in
+// order, and where each came from, so that an error about a row can name the
+// pydantic-ai message and part.
+type Ingested struct {
+	Messages []models.HistoryMessage
+	origins  []origin
+}
+
+type origin struct {
+	msg, part int
+	kind      string
+}
+
+// Locate turns a *models.FieldError about row i of Messages (what a store
+// returns) into one naming the pydantic-ai message, part and part kind;
+// other errors are returned as they are.
+func (in *Ingested) Locate(err error) error {
+	fe, ok := models.AsFieldError(err)
+	if !ok || fe.Index < 0 || fe.Index >= len(in.origins) {
+		return err
+	}
+	o := in.origins[fe.Index]
+	field := fmt.Sprintf("parts[%d]", o.part)
+	if fe.Field != "" && fe.Field != SourceKey {
+		field += "." + fe.Field
+	}
+	return &models.FieldError{Index: o.msg, Field: field, Reason: o.kind + " part: " + fe.Reason}
+}
+
+// DecodePydanticAI reads a JSON array of pydantic-ai messages (what
+// ModelMessagesTypeAdapter.dump_json or result.new_messages_json() write),
+// message by message, and maps each to history messages (SPEC §1):
+//
+//   - a request: one row per system-prompt (role system), user-prompt (user),
+//     tool return (tool, content the return's JSON) and retry prompt (tool
+//     when it names a tool, else user) part;
+//   - a response: one assistant row, its text parts joined by a blank line,
+//     its tool calls also in tool_calls (OpenAI's shape) and its usage in
+//     usage; tool rows of the same input get their call's arguments.
+//
+// Every other part kind of pydantic-ai 1.42 and 2.x is kept whole in the
+// row's SourceKey, as are the message envelope and every part's fields, so
+// that Convert rebuilds the input part for part. An unknown part kind, a
+// tool return without a call id, wrong types and invalid UTF-8 are refused
+// with a *models.FieldError naming the message, the part and its kind.
+func DecodePydanticAI(r io.Reader) (*Ingested, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, &models.FieldError{Index: -1, Reason: "malformed JSON: " + plainErr(err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, &models.FieldError{Index: -1, Reason: "expected a JSON array of pydantic-ai messages"}
+	}
+	in := &Ingested{Messages: []models.HistoryMessage{}}
+	calls := map[string]json.RawMessage{} // tool_call_id -> args, for the tool rows
+	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, &models.FieldError{Index: i, Reason: "malformed JSON: " + plainErr(err)}
+		}
+		if err := in.add(i, raw, calls); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, &models.FieldError{Index: -1, Reason: "malformed JSON: " + plainErr(err)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &models.FieldError{Index: -1, Reason: "trailing data after the JSON array"}
+	}
+	return in, nil
+}
+
+func plainErr(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+// add maps message i.
+func (in *Ingested) add(i int, raw json.RawMessage, calls map[string]json.RawMessage) error {
+	bad := func(field, format string, a ...any) error {
+		return &models.FieldError{Index: i, Field: field, Reason: fmt.Sprintf(format, a...)}
+	}
+	if !utf8.Valid(raw) {
+		return bad("", "invalid UTF-8")
+	}
+	if reason := models.CheckJSONValue(raw); reason != "" {
+		return bad("", "%s", reason)
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal(raw, &env) != nil {
+		return bad("", "expected a JSON object (a pydantic-ai ModelRequest or ModelResponse)")
+	}
+	var kind string
+	if json.Unmarshal(env["kind"], &kind) != nil || (kind != "request" && kind != "response") {
+		return bad("kind", `must be "request" or "response"`)
+	}
+	var parts []map[string]json.RawMessage
+	if json.Unmarshal(env["parts"], &parts) != nil {
+		return bad("parts", "must be a list of part objects")
+	}
+	delete(env, "parts")
+	kinds := make([]string, len(parts))
+	for j, p := range parts {
+		if p == nil {
+			return bad(fmt.Sprintf("parts[%d]", j), "must be an object")
+		}
+		known := requestKinds
+		if kind == "response" {
+			known = responseKinds
+		}
+		if json.Unmarshal(p["part_kind"], &kinds[j]) != nil {
+			return bad(fmt.Sprintf("parts[%d].part_kind", j), "missing or not a string")
+		}
+		if !known[kinds[j]] {
+			return bad(fmt.Sprintf("parts[%d]", j), "unknown %s part kind %q: remstore stores the kinds of pydantic-ai 1.42 and 2.x (%s)",
+				kind, kinds[j], strings.Join(sortedKeys(known), ", "))
+		}
+	}
+	start := len(in.Messages)
+	var err error
+	if kind == "response" {
+		err = in.responseRow(i, env, parts, kinds, calls)
+	} else {
+		err = in.requestRows(i, env, parts, kinds, calls)
+	}
+	if err != nil {
+		in.Messages, in.origins = in.Messages[:start], in.origins[:start]
+	}
+	return err
+}
+
+// stringField reads p[key] as a string; ok is false when it is missing,
+// null or another type.
+func stringField(p map[string]json.RawMessage, key string) (string, bool) {
+	var s string
+	if v, has := p[key]; !has || string(v) == "null" || json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func (in *Ingested) push(m models.HistoryMessage, o origin) {
+	in.Messages = append(in.Messages, m)
+	in.origins = append(in.origins, o)
+}
+
+// requestRows maps a request: each part with content becomes a row, and the
+// parts kept whole ride with the row before them (or the first row).
+func (in *Ingested) requestRows(i int, env map[string]json.RawMessage, parts []map[string]json.RawMessage, kinds []string, calls map[string]json.RawMessage) error {
+	type row struct {
+		m   models.HistoryMessage
+		src source
+		o   origin
+	}
+	var rows []*row
+	var lead []map[string]json.RawMessage // kept-whole parts before the first row
+	msgStamp, _ := stringField(env, "timestamp")
+	for j, p := range parts {
+		k := kinds[j]
+		field := func(f string) string { return fmt.Sprintf("parts[%d].%s", j, f) }
+		bad := func(f, format string, a ...any) error {
+			return &models.FieldError{Index: i, Field: field(f), Reason: k + " part: " + fmt.Sprintf(format, a...)}
+		}
+		m := models.HistoryMessage{}
+		keep := false // the content stays in the source (not a plain string)
+		switch {
+		case k == "system-prompt" || k == "user-prompt":
+			m.Role = models.RoleSystem
+			if k == "user-prompt" {
+				m.Role = models.RoleUser
+			}
+			s, ok := stringField(p, "content")
+			if !ok {
+				if k == "system-prompt" {
+					return bad("content", "must be a string")
+				}
+				// Multimodal: the text items are the row's content, the list
+				// stays in the source.
+				var items []json.RawMessage
+				if json.Unmarshal(p["content"], &items) != nil {
+					return bad("content", "must be a string or a list")
+				}
+				var texts []string
+				for _, it := range items {
+					var t string
+					if json.Unmarshal(it, &t) == nil {
+						texts = append(texts, t)
+					}
+				}
+				s, keep = strings.Join(texts, "\n"), true
+			}
+			m.Content = s
+		case toolReturnKinds[k] || k == "retry-prompt":
+			id, ok := stringField(p, "tool_call_id")
+			if !ok || id == "" {
+				return bad("tool_call_id", "missing or empty: a tool result must name its call")
+			}
+			name, hasName := stringField(p, "tool_name")
+			if _, present := p["tool_name"]; present && !hasName && string(p["tool_name"]) != "null" {
+				return bad("tool_name", "must be a string or null")
+			}
+			content, has := p["content"]
+			if !has {
+				content = json.RawMessage("null")
+			}
+			if k == "retry-prompt" && name == "" {
+				// Feedback on the model's output, not on a tool: the model sees
+				// it as a user message.
+				m.Role = models.RoleUser
+				if s, ok := stringField(p, "content"); ok {
+					m.Content = s
+				} else {
+					m.Content, keep = string(compact(content)), true
+				}
+				break
+			}
+			if name == "" {
+				return bad("tool_name", "missing or empty")
+			}
+			m.Role, m.ToolCallID, m.ToolName = models.RoleTool, id, name
+			m.Content = string(compact(content))
+			if args, ok := calls[id]; ok {
+				m.ToolArguments = args
+			}
+		default:
+			if len(rows) == 0 {
+				lead = append(lead, p)
+			} else {
+				rows[len(rows)-1].src.Parts = append(rows[len(rows)-1].src.Parts, p)
+			}
+			continue
+		}
+		if ts, ok := stringField(p, "timestamp"); ok {
+			m.Timestamp = &ts
+		} else if msgStamp != "" {
+			m.Timestamp = &msgStamp
+		}
+		if m.Timestamp != nil {
+			if _, err := models.ParseTimestamp(*m.Timestamp); err != nil {
+				return bad("timestamp", "not an ISO-8601 time: %q", truncateRunes(*m.Timestamp, 40))
+			}
+		}
+		r := &row{m: m, o: origin{msg: i, part: j, kind: k}}
+		own := p
+		if !keep {
+			own = without(p, "content")
+		}
+		r.src.Parts = append(append(r.src.Parts, lead...), own)
+		if !keep {
+			r.src.FromRow = []int{len(r.src.Parts) - 1}
+		}
+		lead = nil
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		// Only kept-whole parts: a system row with no text carries them (the
+		// peer and SPEC §5 leave stored system messages out of a history).
+		m := models.HistoryMessage{Role: models.RoleSystem}
+		if msgStamp != "" {
+			m.Timestamp = &msgStamp
+		}
+		kind := "request"
+		if len(kinds) > 0 {
+			kind = kinds[0]
+		}
+		rows = append(rows, &row{m: m, src: source{Parts: lead}, o: origin{msg: i, kind: kind}})
+	}
+	rows[0].src.Message = env
+	for _, r := range rows {
+		if r.src.Parts == nil {
+			r.src.Parts = []map[string]json.RawMessage{}
+		}
+		b, err := marshal(r.src)
+		if err != nil {
+			return &models.FieldError{Index: i, Reason: err.Error()}
+		}
+		r.m.Extra = append(r.m.Extra, models.Field{Key: SourceKey, Value: b})
+		in.push(r.m, r.o)
+	}
+	return nil
+}
+
+// responseRow maps a response to one assistant row.
+func (in *Ingested) responseRow(i int, env map[string]json.RawMessage, parts []map[string]json.RawMessage, kinds []string, calls map[string]json.RawMessage) error {
+	m := models.HistoryMessage{Role: models.RoleAssistant}
+	src := source{Message: env, Parts: make([]map[string]json.RawMessage, len(parts))}
+	var texts []string
+	var toolCalls []json.RawMessage
+	for j, p := range parts {
+		k := kinds[j]
+		bad := func(f, format string, a ...any) error {
+			return &models.FieldError{Index: i, Field: fmt.Sprintf("parts[%d].%s", j, f), Reason: k + " part: " + fmt.Sprintf(format, a...)}
+		}
+		src.Parts[j] = p
+		switch k {
+		case "text":
+			s, ok := stringField(p, "content")
+			if !ok {
+				return bad("content", "must be a string")
+			}
+			texts = append(texts, s)
+			src.FromRow = append(src.FromRow, j)
+			src.Lens = append(src.Lens, utf8.RuneCountInString(s))
+			src.Parts[j] = without(p, "content")
+		case "tool-call":
+			id, ok := stringField(p, "tool_call_id")
+			if !ok || id == "" {
+				return bad("tool_call_id", "missing or empty")
+			}
+			name, ok := stringField(p, "tool_name")
+			if !ok || name == "" {
+				return bad("tool_name", "missing or empty")
+			}
+			args := bytes.TrimSpace(p["args"])
+			var argText string
+			switch {
+			case len(args) == 0 || string(args) == "null":
+				args, argText = nil, "{}"
+			case args[0] == '"':
+				_ = json.Unmarshal(args, &argText)
+				if t := bytes.TrimSpace([]byte(argText)); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+					args = compact(t) // the object the string holds: what the peer's readers expect
+				}
+			case args[0] == '{':
+				args = compact(args)
+				argText = string(args)
+			default:
+				return bad("args", "must be an object, a string or null")
+			}
+			if args != nil {
+				calls[id] = args
+			}
+			c, _ := marshal(map[string]any{"id": id, "type": "function",
+				"function": map[string]string{"name": name, "arguments": argText}})
+			toolCalls = append(toolCalls, c)
+		}
+	}
+	if len(src.FromRow) < 2 {
+		src.Lens = nil
+	}
+	m.Content = strings.Join(texts, textJoin)
+	if ts, ok := stringField(env, "timestamp"); ok {
+		if _, err := models.ParseTimestamp(ts); err != nil {
+			return &models.FieldError{Index: i, Field: "timestamp", Reason: fmt.Sprintf("not an ISO-8601 time: %q", truncateRunes(ts, 40))}
+		}
+		m.Timestamp = &ts
+	}
+	if len(toolCalls) > 0 {
+		b, _ := marshal(toolCalls)
+		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: b})
+	}
+	if u := bytes.TrimSpace(env["usage"]); len(u) > 0 && u[0] == '{' {
+		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: compact(u)})
+	}
+	b, err := marshal(src)
+	if err != nil {
+		return &models.FieldError{Index: i, Reason: err.Error()}
+	}
+	m.Extra = append(m.Extra, models.Field{Key: SourceKey, Value: b})
+	kind := "response"
+	if len(kinds) > 0 {
+		kind = kinds[0]
+	}
+	in.push(m, origin{msg: i, kind: kind})
+	return nil
+}
+
+// without returns a copy of p without key.
+func without(p map[string]json.RawMessage, key string) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(p))
+	for k, v := range p {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
+
+// marshal is json.Marshal without HTML escaping, so that <, > and & stay as
+// they were sent.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func truncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,166 @@
+package convert
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/remstore/remstore/models"
+)
+
+// sourcedRequest is a pydantic-ai request being rebuilt: its envelope and
+// the parts of its rows so far.
+type sourcedRequest struct {
+	env   map[string]json.RawMessage
+	parts []map[string]json.RawMessage
+}
+
+// sourceOf reads a history message's SourceKey; ok is false when it has none
+// or it cannot be read (the message is then converted by SPEC §5's rules).
+func sourceOf(m *models.HistoryMessage) (source, bool) {
+	for _, f := range m.Extra {
+		if f.Key != SourceKey {
+			continue
+		}
+		var src source
+		if json.Unmarshal(f.Value, &src) != nil || (src.Message == nil && len(src.Parts) == 0) {
+			return source{}, false
+		}
+		for _, i := range src.FromRow {
+			if i < 0 || i >= len(src.Parts) || src.Parts[i] == nil {
+				return source{}, false
+			}
+		}
+		return src, true
+	}
+	return source{}, false
+}
+
+// addSourced rebuilds the parts a row stored by DecodePydanticAI carries,
+// with the row's content (cut, when the load compressed it) put back where
+// it came from. A response is complete in its one row; a request stays open
+// for the rows of its other parts.
+func (s *Stream) addSourced(m *models.HistoryMessage, src source) error {
+	parts := fillContent(m, src)
+	if src.Message != nil {
+		if err := s.flushSourced(); err != nil {
+			return err
+		}
+		var kind string
+		_ = json.Unmarshal(src.Message["kind"], &kind)
+		if kind == "response" {
+			return s.emitSourced(src.Message, parts)
+		}
+		s.req = &sourcedRequest{env: src.Message, parts: parts}
+		return nil
+	}
+	if s.req == nil { // the request's first row is gone (removed)
+		s.req = &sourcedRequest{env: map[string]json.RawMessage{"kind": json.RawMessage(`"request"`)}}
+	}
+	s.req.parts = append(s.req.parts, parts...)
+	return nil
+}
+
+// fillContent returns src's parts with the row's content in the parts it
+// came from. Several text parts are split again by their lengths; when the
+// content was cut (a long answer, compressed) it all goes to the first of
+// them and the others are left out: their text is in the cut.
+func fillContent(m *models.HistoryMessage, src source) []map[string]json.RawMessage {
+	parts := make([]map[string]json.RawMessage, len(src.Parts))
+	copy(parts, src.Parts)
+	set := func(i int, v json.RawMessage) {
+		p := make(map[string]json.RawMessage, len(parts[i])+1)
+		for k, x := range parts[i] {
+			p[k] = x
+		}
+		p["content"] = v
+		parts[i] = p
+	}
+	switch n := len(src.FromRow); {
+	case n == 1:
+		set(src.FromRow[0], rowContent(m))
+	case n > 1:
+		texts, ok := splitTexts(m.Content, src.Lens)
+		if m.Compressed || !ok || len(texts) != n {
+			set(src.FromRow[0], jsonString(m.Content))
+			drop := map[int]bool{}
+			for _, i := range src.FromRow[1:] {
+				drop[i] = true
+			}
+			kept := parts[:0:0]
+			for i, p := range parts {
+				if !drop[i] {
+					kept = append(kept, p)
+				}
+			}
+			return kept
+		}
+		for k, i := range src.FromRow {
+			set(i, jsonString(texts[k]))
+		}
+	}
+	return parts
+}
+
+// rowContent is a part's content from its row: a tool result's row holds
+// the JSON of the content, any other row the text.
+func rowContent(m *models.HistoryMessage) json.RawMessage {
+	if m.Role.IsTool() && json.Valid([]byte(m.Content)) {
+		return compact([]byte(m.Content))
+	}
+	return jsonString(m.Content)
+}
+
+// splitTexts cuts content into pieces of lens code points joined by
+// textJoin; ok is false when the lengths do not add up.
+func splitTexts(content string, lens []int) ([]string, bool) {
+	total := 0
+	for _, n := range lens {
+		total += n
+	}
+	if len(lens) == 0 || utf8.RuneCountInString(content) != total+utf8.RuneCountInString(textJoin)*(len(lens)-1) {
+		return nil, false
+	}
+	out := make([]string, 0, len(lens))
+	rest := content
+	for k, n := range lens {
+		i := 0
+		for range n {
+			_, size := utf8.DecodeRuneInString(rest[i:])
+			i += size
+		}
+		out = append(out, rest[:i])
+		rest = rest[i:]
+		if k < len(lens)-1 {
+			if len(rest) < len(textJoin) || rest[:len(textJoin)] != textJoin {
+				return nil, false
+			}
+			rest = rest[len(textJoin):]
+		}
+	}
+	return out, rest == ""
+}
+
+// flushSourced emits the open rebuilt request.
+func (s *Stream) flushSourced() error {
+	if s.req == nil {
+		return nil
+	}
+	r := s.req
+	s.req = nil
+	return s.emitSourced(r.env, r.parts)
+}
+
+func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]json.RawMessage) error {
+	msg := make(map[string]any, len(env)+1)
+	for k, v := range env {
+		msg[k] = v
+	}
+	msg["parts"] = parts
+	b, err := marshal(msg)
+	if err != nil {
+		return err
+	}
+	var kind string
+	_ = json.Unmarshal(env["kind"], &kind)
+	return s.emit(Message{Kind: kind, Raw: b})
+}
