@@ -103,7 +103,7 @@ func compactionCut(rows []storedRow, keepLast int) (int, []models.HistoryMessage
 	}
 	covered := make([]models.HistoryMessage, 0, k)
 	for _, p := range live[:k] {
-		covered = append(covered, toHistory(rows[p], false))
+		covered = append(covered, toHistory(rows[p], false, false))
 	}
 	return cut, covered, nil
 }

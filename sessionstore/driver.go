@@ -62,6 +62,8 @@ type rowsArgs struct {
 	// metadata on the server, and nine of them were half of a load's server
 	// time. Compaction and usage read every field.
 	plain bool
+	// sources reads metadata.pydantic_ai even when plain (LoadOptions.Sources).
+	sources bool
 }
 
 // args are the query's arguments in the order of its placeholders.
@@ -71,7 +73,7 @@ func (q rowsArgs) args() []any {
 		long = -1 // nothing is cut: no length is computed
 	}
 	all := !q.plain
-	return []any{long, q.cut, long, q.cut, long, long, long, all, all, all, all, all, all, all, all, q.sid, q.tenant, q.limit, q.offset}
+	return []any{long, q.cut, long, q.cut, long, long, long, all, all, all, all, all, all, all, all, all || q.sources, all, q.sid, q.tenant, q.limit, q.offset}
 }
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
@@ -85,7 +87,7 @@ const noLimit = int64(1) << 62
 // the server.
 func rowsQuery(d repository.SQL) string {
 	return `SELECT id, role, CASE WHEN n > ? THEN ` + d.Head + ` ELSE content END, CASE WHEN n > ? THEN ` + d.Tail + ` END,
-	CASE WHEN n > ? THEN n ELSE -1 END, ek, tcid, tname, targs, author, usage, compaction, cb, items, created_at, deleted_at
+	CASE WHEN n > ? THEN n ELSE -1 END, ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN ? >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > ? THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -94,7 +96,8 @@ func rowsQuery(d repository.SQL) string {
 		CASE WHEN ? OR role = 'tool' THEN metadata->'tool_arguments' END AS targs,
 		CASE WHEN ? THEN metadata->>'author' END AS author, CASE WHEN ? THEN metadata->'usage' END AS usage,
 		CASE WHEN ? THEN metadata->'compaction' END AS compaction, CASE WHEN ? THEN metadata->'compacts_before' END AS cb,
-		CASE WHEN ? THEN tool_calls->'items' END AS items
+		CASE WHEN ? THEN tool_calls->'items' END AS items,
+		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents
 		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?) x
 	ORDER BY created_at, id`
 }
@@ -120,15 +123,16 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 	for rs.Next() {
 		var r storedRow
 		var tail, key, callID, name, author, compaction, before sql.NullString
-		var args, usage, calls []byte
+		var args, usage, calls, src, agents []byte
 		var created, deleted dbTime
 		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &created, &deleted); err != nil {
+			&calls, &src, &agents, &created, &deleted); err != nil {
 			return err
 		}
 		r.Tail = tail.String
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
 		r.Compaction = compaction.String == "true"
 		r.CompactsBefore, _ = strconv.Atoi(before.String)
 		r.CreatedAt, r.Deleted = created.Time, deleted.Valid

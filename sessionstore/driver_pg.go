@@ -78,17 +78,18 @@ func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(sto
 			var id [16]byte
 			var role string
 			var tail, key, callID, name, author, compaction, before *string
-			var args, usage, calls []byte
+			var args, usage, calls, src, agents []byte
 			var deleted *time.Time
 			var length int32
 			if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-				&calls, &r.CreatedAt, &deleted); err != nil {
+				&calls, &src, &agents, &r.CreatedAt, &deleted); err != nil {
 				return err
 			}
 			r.Tail, r.Length = deref(tail), int(length)
 			r.ID, r.Role = uuid.UUID(id), models.Role(role)
 			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
 			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+			r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
 			r.Compaction = deref(compaction) == "true"
 			r.CompactsBefore, _ = strconv.Atoi(deref(before))
 			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil

@@ -61,11 +61,11 @@ func PlainRowsMismatch(s *Store, key string) (int, error) {
 		return len(plain), nil
 	}
 	for i := range full {
-		a, err := json.Marshal(toHistory(full[i], false))
+		a, err := json.Marshal(toHistory(full[i], false, false))
 		if err != nil {
 			return 0, err
 		}
-		b, _ := json.Marshal(toHistory(plain[i], false))
+		b, _ := json.Marshal(toHistory(plain[i], false, false))
 		if string(a) != string(b) || full[i].Key != plain[i].Key || full[i].Length != plain[i].Length {
 			return i, nil
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 )
@@ -35,6 +36,8 @@ type storedRow struct {
 	Author         string          // metadata.author
 	Usage          json.RawMessage // metadata.usage
 	ToolCalls      json.RawMessage // tool_calls.items
+	Source         json.RawMessage // metadata.pydantic_ai (convert.SourceKey)
+	AgentsItem     json.RawMessage // metadata.openai_agents (AgentsSourceKey)
 	Compaction     bool            // metadata.compaction
 	CompactsBefore int             // metadata.compacts_before
 	CreatedAt      time.Time
@@ -69,7 +72,7 @@ func asInt(v any) (int, bool) {
 
 // toHistory maps a row to the message dict of SPEC §3: the peer's keys, and
 // with extras the author, tool_calls and usage remstore stored.
-func toHistory(r storedRow, extras bool) models.HistoryMessage {
+func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	role := r.Role
 	if role == "" {
 		role = models.RoleAssistant
@@ -82,8 +85,14 @@ func toHistory(r storedRow, extras bool) models.HistoryMessage {
 			m.ToolArguments = r.ToolArgs
 		}
 	}
+	if (extras || sources) && len(r.Source) > 0 && r.Source[0] == '{' {
+		m.Extra = append(m.Extra, models.Field{Key: convert.SourceKey, Value: r.Source})
+	}
 	if !extras {
 		return m
+	}
+	if len(r.AgentsItem) > 0 && r.AgentsItem[0] == '{' {
+		m.Extra = append(m.Extra, models.Field{Key: AgentsSourceKey, Value: r.AgentsItem})
 	}
 	if r.Author != "" {
 		b, _ := json.Marshal(r.Author)
@@ -158,9 +167,19 @@ type LoadOptions struct {
 	// (audit, export); by default a compaction summary replaces what it covers.
 	IgnoreCompaction bool
 	// Extras adds what remstore stores beyond the peer (author, tool_calls,
-	// usage). A plain load has exactly the peer's keys (SPEC §1).
+	// usage, pydantic_ai, openai_agents). A plain load has exactly the
+	// peer's keys (SPEC §1).
 	Extras bool
+	// Sources adds only convert.SourceKey, what a store of pydantic-ai
+	// messages kept beyond the row, so that convert rebuilds those messages
+	// part for part. The pydantic-ai loads of the CLI, HTTP API and MCP set it.
+	Sources bool
 }
+
+// AgentsSourceKey is the message key (and metadata key) under which the
+// Python client's OpenAI Agents SDK session keeps the SDK's input item a
+// row was made from, so get_items returns it as it was added.
+const AgentsSourceKey = "openai_agents"
 
 // Load returns the tenant's messages of the session in order, soft-deleted
 // rows left out, with long assistant messages compressed (SPEC §3-4). It
@@ -279,7 +298,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		return fn(m)
 	}
 	if p.summary >= 0 {
-		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras},
+		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
 			func(r storedRow) error { return emit(r, -1) })
 		if err != nil {
 			return err
@@ -290,7 +309,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		start = 0
 	}
 	pos, live := start, 0
-	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras}, func(r storedRow) error {
+	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources}, func(r storedRow) error {
 		defer func() { pos++ }()
 		if r.Deleted {
 			return nil
@@ -313,7 +332,7 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 	if r.Deleted || (!o.Since.IsZero() && !r.CreatedAt.After(o.Since)) {
 		return models.HistoryMessage{}, false, nil
 	}
-	m := toHistory(r, o.Extras)
+	m := toHistory(r, o.Extras, o.Sources)
 	cutOnServer := r.Length >= 0
 	if !cutOnServer && (o.NoCompress || !comp.ShouldCompressOnLoad(m)) {
 		return m, true, nil

@@ -1,13 +1,16 @@
 package sessionstore_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -28,6 +31,7 @@ func TestRowsThePeerCanRead(t *testing.T) {
 		long := strings.Repeat("long answer ", 10)
 		tc := msg("assistant", "calling")
 		tc.Extra = []models.Field{{Key: "tool_calls", Value: []byte(`[{"id":"c1","name":"f","arguments":"{}"}]`)}}
+		paiCalls := 0
 		paths := map[string]func() error{
 			"one message": func() error { _, err := s.StoreMessage(ctx, "one", msg("user", "hi"), ""); return err },
 			"batch": func() error {
@@ -59,6 +63,32 @@ func TestRowsThePeerCanRead(t *testing.T) {
 				_, err := s.Compact(ctx, "ids", sessionstore.DeterministicSummary, sessionstore.CompactOptions{KeepLast: 1})
 				return err
 			},
+			"pydantic-ai": func() error {
+				b, err := os.ReadFile("../fixtures/pydantic-ai/2-tools.json")
+				if err != nil {
+					return err
+				}
+				in, err := convert.DecodePydanticAI(bytes.NewReader(b))
+				if err != nil {
+					return err
+				}
+				for _, m := range in.Messages {
+					for _, f := range m.Extra {
+						if f.Key == "tool_calls" {
+							paiCalls++
+						}
+					}
+				}
+				_, err = s.StoreMessages(ctx, "pai", in.Messages, "")
+				return err
+			},
+			"pop and clear": func() error {
+				if _, _, err := s.PopMessage(ctx, "pai"); err != nil {
+					return err
+				}
+				_, err := s.ClearMessages(ctx, "one")
+				return err
+			},
 			"import": func() error { // records without the JSON and array columns
 				sid, at := uuid.NewString(), `"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"`
 				in := `{"kind":"session","id":"` + sid + `","status":"active","tenant_id":"A",` + at + "}\n" +
@@ -67,7 +97,8 @@ func TestRowsThePeerCanRead(t *testing.T) {
 				return err
 			},
 		}
-		for _, name := range []string{"one message", "batch", "caller ids", "ensure session", "status with reason", "update", "fork", "compact", "import"} {
+		for _, name := range []string{"one message", "batch", "caller ids", "ensure session", "status with reason", "update", "fork", "compact",
+			"pydantic-ai", "pop and clear", "import"} {
 			if err := paths[name](); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -97,8 +128,8 @@ func TestRowsThePeerCanRead(t *testing.T) {
 			}
 		}
 		var withItems int
-		if err := db.NewRaw("SELECT count(*) FROM messages WHERE tool_calls IS NOT NULL").Scan(ctx, &withItems); err != nil || withItems != 2 {
-			t.Errorf("tool_calls rows: %d (the call and its fork copy) %v", withItems, err)
+		if err := db.NewRaw("SELECT count(*) FROM messages WHERE tool_calls IS NOT NULL").Scan(ctx, &withItems); err != nil || paiCalls == 0 || withItems != 2+paiCalls {
+			t.Errorf("tool_calls rows: %d, want the call, its fork copy and %d pydantic-ai answers %v", withItems, paiCalls, err)
 		}
 	})
 }

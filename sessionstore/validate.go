@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
 
@@ -147,6 +148,10 @@ func validateBatch(msgs []models.HistoryMessage) error {
 			case "usage":
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object of token counts")
+				}
+			case convert.SourceKey, AgentsSourceKey:
+				if len(f.Value) == 0 || f.Value[0] != '{' {
+					return fieldErr(i, f.Key, "must be an object")
 				}
 			case "model", "agent_schema", "tool_calls":
 			default:

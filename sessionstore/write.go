@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 )
@@ -342,7 +343,7 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 			if m.Role == models.RoleTool && rawTruthy(f.Value) {
 				meta[f.Key] = f.Value
 			}
-		case "usage":
+		case "usage", convert.SourceKey, AgentsSourceKey:
 			meta[f.Key] = f.Value
 		case "author":
 			v, _ := m.ExtraString(f.Key)
