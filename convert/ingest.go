@@ -110,7 +110,7 @@ func DecodePydanticAI(r io.Reader) (*Ingested, error) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, &models.FieldError{Index: -1, Reason: "malformed JSON: " + plainErr(err)}
+		return nil, jsonErr(-1, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, &models.FieldError{Index: -1, Reason: "expected a JSON array of pydantic-ai messages"}
@@ -120,14 +120,14 @@ func DecodePydanticAI(r io.Reader) (*Ingested, error) {
 	for i := 0; dec.More(); i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, &models.FieldError{Index: i, Reason: "malformed JSON: " + plainErr(err)}
+			return nil, jsonErr(i, err)
 		}
 		if err := in.add(i, raw, calls); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, &models.FieldError{Index: -1, Reason: "malformed JSON: " + plainErr(err)}
+		return nil, jsonErr(-1, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &models.FieldError{Index: -1, Reason: "trailing data after the JSON array"}
@@ -135,11 +135,18 @@ func DecodePydanticAI(r io.Reader) (*Ingested, error) {
 	return in, nil
 }
 
-func plainErr(err error) string {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "unexpected end of input"
+// jsonErr is bad input for a syntax error or a cut-off input; a failed read
+// (a body over its limit, a dropped connection) is returned as it is, so
+// that the caller can tell it apart.
+func jsonErr(i int, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return &models.FieldError{Index: i, Reason: "malformed JSON: unexpected end of input"}
+	case errors.As(err, &se):
+		return &models.FieldError{Index: i, Reason: "malformed JSON: " + err.Error()}
 	}
-	return err.Error()
+	return fmt.Errorf("read pydantic-ai messages: %w", err)
 }
 
 // add maps message i.

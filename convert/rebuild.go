@@ -160,7 +160,14 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 	if err != nil {
 		return err
 	}
-	var kind string
-	_ = json.Unmarshal(env["kind"], &kind)
-	return s.emit(Message{Kind: kind, Raw: b})
+	// The fields beside Raw describe the message for readers of Message (the
+	// viewer); Raw is what is written.
+	m := Message{Raw: b}
+	str := func(v json.RawMessage) string { var s string; _ = json.Unmarshal(v, &s); return s }
+	m.Kind, m.ModelName, m.Timestamp = str(env["kind"]), str(env["model_name"]), str(env["timestamp"])
+	for _, p := range parts {
+		m.Parts = append(m.Parts, Part{PartKind: str(p["part_kind"]), ToolName: str(p["tool_name"]), ToolCallID: str(p["tool_call_id"]),
+			Content: p["content"], Args: p["args"], Timestamp: str(p["timestamp"])})
+	}
+	return s.emit(m)
 }

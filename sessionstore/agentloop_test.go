@@ -152,7 +152,7 @@ func TestPopAndClear(t *testing.T) {
 			t.Fatalf("after two pops: %+v", h)
 		}
 		// A store after a pop continues; stored keys never move.
-		res2, err := a.StoreMessages(ctx, "s", []models.HistoryMessage{msg("assistant", long + "2")}, "")
+		res2, err := a.StoreMessages(ctx, "s", []models.HistoryMessage{msg("assistant", long+"2")}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
