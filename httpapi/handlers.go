@@ -72,11 +72,29 @@ type StoreResponse struct {
 	Keys      []string `json:"keys"`
 }
 
-// POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id).
+// POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id);
+// ?format=pydantic-ai takes pydantic-ai's message JSON instead.
 func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) error {
 	key, err := sessionKey(r)
 	if err != nil {
 		return err
+	}
+	switch format := r.URL.Query().Get("format"); format {
+	case "", "dicts":
+	case "pydantic-ai":
+		in, err := convert.DecodePydanticAI(r.Body)
+		if err != nil {
+			return err
+		}
+		defer s.timed("store", time.Now())
+		res, err := st.StoreMessages(r.Context(), key, in.Messages, "")
+		if err != nil {
+			return in.Locate(err)
+		}
+		writeStored(w, res, len(in.Messages))
+		return nil
+	default:
+		return badInput("format", "must be dicts or pydantic-ai")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -103,11 +121,42 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	if err != nil {
 		return err
 	}
+	writeStored(w, res, len(msgs))
+	return nil
+}
+
+// writeStored answers a store of n messages.
+func writeStored(w http.ResponseWriter, res sessionstore.StoreResult, n int) {
 	keys := res.Keys
 	if keys == nil {
 		keys = []string{}
 	}
-	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), len(msgs) - res.Existing, keys})
+	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), n - res.Existing, keys})
+}
+
+// DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.
+func (s *Server) popMessage(w http.ResponseWriter, r *http.Request, st Store) error {
+	m, ok, err := st.PopMessage(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Message *models.HistoryMessage `json:"message"`
+	}
+	if ok {
+		body.Message = &m
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// DELETE /v1/sessions/{id}/messages: every message, soft-deleted.
+func (s *Server) clearMessages(w http.ResponseWriter, r *http.Request, st Store) error {
+	n, err := st.ClearMessages(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"removed": n})
 	return nil
 }
 
@@ -160,7 +209,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	if format != "dicts" && format != "pydantic-ai" {
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since, Extras: extras}
+	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since, Extras: extras, Sources: format == "pydantic-ai"}
 	defer s.timed("load", time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {

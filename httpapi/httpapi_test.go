@@ -453,3 +453,52 @@ func TestTimeoutUnderHeldLock(t *testing.T) {
 		}
 	}
 }
+
+// The agent's loop over HTTP: pydantic-ai messages in (?format=pydantic-ai)
+// and out, bad input named by message, part and kind with nothing stored,
+// and the last message popped / every message cleared.
+func TestPydanticAIAndRemoval(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		api := newAPI(t, db, Options{})
+		turn := `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"Weather?","timestamp":"2026-01-02T03:04:05Z"}]},` +
+			`{"kind":"response","model_name":"m1","parts":[{"part_kind":"tool-call","tool_name":"weather","args":{"city":"Oslo"},"tool_call_id":"c1"}]},` +
+			`{"kind":"request","parts":[{"part_kind":"tool-return","tool_name":"weather","content":{"c":-3},"tool_call_id":"c1","timestamp":"2026-01-02T03:04:06Z"}]},` +
+			`{"kind":"response","model_name":"m1","parts":[{"part_kind":"text","content":"Cold."}]}]`
+		steps := []struct {
+			c    call
+			code int
+			want string
+		}{
+			{call{method: "POST", path: "/v1/sessions/pa/messages?format=pydantic-ai", user: "alice", body: turn}, 201, `"stored":4`},
+			{call{method: "POST", path: "/v1/sessions/pa/messages?format=pydantic-ai", user: "alice",
+				body: `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"ok"},{"part_kind":"tool-return","tool_name":"t","content":1}]}]`},
+				400, `"field":"messages[0].parts[1].tool_call_id"`},
+			{call{method: "POST", path: "/v1/sessions/pa/messages?format=pydantic-ai", user: "alice",
+				body: `[{"kind":"response","parts":[{"part_kind":"hologram"}]}]`}, 400, `unknown response part kind \"hologram\"`},
+			{call{method: "POST", path: "/v1/sessions/pa/messages?format=pydantic-ai", user: "alice",
+				body: `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"a\u0000b"}]}]`}, 400, `"field":"messages[0].parts[0].content"`},
+			{call{method: "POST", path: "/v1/sessions/pa/messages?format=yaml", user: "alice", body: `[]`}, 400, `"field":"format"`},
+			{call{method: "GET", path: "/v1/sessions/pa/messages", user: "alice"}, 200, `"tool_arguments":{"city":"Oslo"}`},
+			{call{method: "GET", path: "/v1/sessions/pa/messages?format=pydantic-ai", user: "alice"}, 200, `"model_name":"m1"`},
+			{call{method: "DELETE", path: "/v1/sessions/pa/messages/last", user: "bob"}, 404, `"not_found"`},
+			{call{method: "DELETE", path: "/v1/sessions/pa/messages/last", user: "alice"}, 200, `"content":"Cold."`},
+			{call{method: "GET", path: "/v1/sessions/pa/messages", user: "alice"}, 200, `"tool_name":"weather"`},
+			{call{method: "DELETE", path: "/v1/sessions/pa/messages", user: "bob"}, 404, `"not_found"`},
+			{call{method: "DELETE", path: "/v1/sessions/pa/messages", user: "alice"}, 200, `{"removed":3}`},
+			{call{method: "DELETE", path: "/v1/sessions/pa/messages/last", user: "alice"}, 200, `{"message":null}`},
+			{call{method: "GET", path: "/v1/sessions/pa/messages", user: "alice"}, 200, `[]`},
+		}
+		for i, s := range steps {
+			code, body, _ := do(t, api, s.c)
+			if code != s.code || !strings.Contains(body, s.want) {
+				t.Fatalf("step %d %s %s: %d %s; want %d with %q", i, s.c.method, s.c.path, code, body, s.code, s.want)
+			}
+		}
+		// The refused stores wrote nothing: 4 rows, all soft-deleted now.
+		var n int
+		if err := db.NewRaw("SELECT count(*) FROM messages").Scan(context.Background(), &n); err != nil || n != 4 {
+			t.Fatalf("%d rows %v", n, err)
+		}
+	})
+}

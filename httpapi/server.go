@@ -208,21 +208,24 @@ var Routes = []string{
 	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup",
 	"GET /v1/sessions", "GET /v1/sessions/{id}", "PATCH /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
 	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel",
+	"DELETE /v1/sessions/{id}/messages/last", "DELETE /v1/sessions/{id}/messages",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 }
 
 func (s *Server) routes() {
 	h := map[string]http.HandlerFunc{
-		"POST /v1/sessions/{id}/messages": s.withStore(s.postMessages),
-		"POST /v1/messages":               s.withStore(s.postMessages),
-		"GET /v1/sessions/{id}/messages":  s.withStore(s.getMessages),
-		"GET /v1/lookup":                  s.withStore(s.lookup),
-		"GET /v1/sessions":                s.withStore(s.listSessions),
-		"GET /v1/sessions/{id}":           s.withStore(s.getSession),
-		"PATCH /v1/sessions/{id}":         s.withStore(s.patchSession),
-		"DELETE /v1/sessions/{id}":        s.withStore(s.deleteSession),
-		"POST /v1/sessions/{id}/fork":     s.withStore(s.forkSession),
-		"POST /v1/sessions/{id}/cancel":   s.withStore(s.cancelSession),
+		"POST /v1/sessions/{id}/messages":        s.withStore(s.postMessages),
+		"POST /v1/messages":                      s.withStore(s.postMessages),
+		"GET /v1/sessions/{id}/messages":         s.withStore(s.getMessages),
+		"GET /v1/lookup":                         s.withStore(s.lookup),
+		"GET /v1/sessions":                       s.withStore(s.listSessions),
+		"GET /v1/sessions/{id}":                  s.withStore(s.getSession),
+		"PATCH /v1/sessions/{id}":                s.withStore(s.patchSession),
+		"DELETE /v1/sessions/{id}":               s.withStore(s.deleteSession),
+		"POST /v1/sessions/{id}/fork":            s.withStore(s.forkSession),
+		"POST /v1/sessions/{id}/cancel":          s.withStore(s.cancelSession),
+		"DELETE /v1/sessions/{id}/messages/last": s.withStore(s.popMessage),
+		"DELETE /v1/sessions/{id}/messages":      s.withStore(s.clearMessages),
 		"GET /healthz": func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		},

@@ -21,6 +21,8 @@ type Store interface {
 	UpdateSession(ctx context.Context, sessionKey string, u sessionstore.SessionUpdate) (sessionstore.SessionInfo, error)
 	DeleteSession(ctx context.Context, sessionKey string, purge bool) error
 	Fork(ctx context.Context, sessionKey string, o sessionstore.ForkOptions) (sessionstore.SessionInfo, error)
+	PopMessage(ctx context.Context, sessionKey string) (models.HistoryMessage, bool, error)
+	ClearMessages(ctx context.Context, sessionKey string) (int, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)

@@ -491,3 +491,56 @@ func TestCitusCommandsRefuse(t *testing.T) {
 		t.Errorf("status without Citus: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// store --format pydantic-ai, load --format pydantic-ai, and removing
+// messages, on every database: what pydantic-ai wrote comes back as it was
+// (T large), bad input exits 2 naming message and part with nothing stored,
+// and pop / clear leave the rows in place, soft-deleted.
+func TestPydanticAIAndRemovalCLI(t *testing.T) {
+	t.Parallel()
+	in, err := os.ReadFile("../../fixtures/pydantic-ai/1-tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"REMSTORE_DB": d.URL(t), "REMSTORE_TRUNCATE_LENGTH": "100000"}
+			r := run(t, env, string(in), "store", "--session-id", "agent-1", "--user-id", "alice", "--format", "pydantic-ai")
+			if r.code != 0 || !strings.Contains(r.stdout, `"stored":`) {
+				t.Fatalf("store: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			r = run(t, env, "", "load", "--session-id", "agent-1", "--user-id", "alice", "--format", "pydantic-ai")
+			if r.code != 0 || !dbtest.JSONEqual(t, in, []byte(r.stdout)) {
+				t.Fatalf("load: %d %s\nwant %s", r.code, r.stdout, in)
+			}
+			bad := `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"fine"}]},{"kind":"response","parts":[{"part_kind":"mind-reading"}]}]`
+			r = run(t, env, bad, "store", "--session-id", "agent-1", "--user-id", "alice", "--format", "pydantic-ai")
+			if r.code != 2 || !strings.Contains(r.stderr, `message 1: field "parts[0]": unknown response part kind "mind-reading"`) {
+				t.Fatalf("bad part: %d %s", r.code, r.stderr)
+			}
+			r = run(t, env, "[]", "store", "--session-id", "agent-1", "--user-id", "alice", "--format", "openai")
+			if r.code != 2 || !strings.Contains(r.stderr, "--format") {
+				t.Fatalf("bad format: %d %s", r.code, r.stderr)
+			}
+			r = run(t, env, "", "sessions", "pop", "agent-1", "--user-id", "alice")
+			var popped map[string]any
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &popped) != nil || popped["role"] != "assistant" || popped["pydantic_ai"] == nil {
+				t.Fatalf("pop: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			if r = run(t, env, "", "sessions", "pop", "agent-1", "--user-id", "bob"); r.code != 1 {
+				t.Fatalf("bob's pop: %d %s", r.code, r.stderr)
+			}
+			r = run(t, env, "", "sessions", "clear", "agent-1", "--user-id", "alice")
+			if r.code != 0 || !strings.Contains(r.stdout, `"removed":`) {
+				t.Fatalf("clear: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			if r = run(t, env, "", "sessions", "pop", "agent-1", "--user-id", "alice"); r.code != 0 || strings.TrimSpace(r.stdout) != "null" {
+				t.Fatalf("pop after clear: %d %q", r.code, r.stdout)
+			}
+			if r = run(t, env, "", "load", "--session-id", "agent-1", "--user-id", "alice"); strings.TrimSpace(r.stdout) != "[]" {
+				t.Fatalf("load after clear: %s", r.stdout)
+			}
+		})
+	}
+}

@@ -172,6 +172,41 @@ A session that is not active rejects new messages.`,
 	}
 	del.Flags().BoolVar(&purge, "purge", false, "delete the tenant's messages and the session row for good")
 
+	pop := &cobra.Command{
+		Use:   "pop SESSION",
+		Short: "Remove the last message (soft-deleted) and print it, or null when none is left",
+		Long: `Soft-deletes the --user-id tenant's last message of the session and prints it
+in full as JSON, with its id and stored extras; prints null when the session
+has no message left. The row stays in the table for the audit trail, and
+stored REM LOOKUP keys keep naming their messages.`,
+		Example: "  remstore sessions pop chat-1 --user-id alice",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
+			m, ok, err := s.PopMessage(e.ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				_, err = fmt.Fprintln(e.stdout, "null")
+				return err
+			}
+			return writeJSON(e, m)
+		}),
+	}
+	clear := &cobra.Command{
+		Use:     "clear SESSION",
+		Short:   "Remove every message of the session (soft-deleted); the session stays",
+		Example: "  remstore sessions clear chat-1 --user-id alice",
+		Args:    cobra.ExactArgs(1),
+		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
+			n, err := s.ClearMessages(e.ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return writeJSON(e, map[string]int{"removed": n})
+		}),
+	}
+
 	var eo sessionstore.ExpireOptions
 	expire := &cobra.Command{
 		Use:     "expire --idle 30m",
@@ -257,7 +292,7 @@ so and exits 0.`,
 			return writeJSON(e, u)
 		}),
 	}
-	cmd.AddCommand(list, get, status, update, del, expire, fork, compact, usage)
+	cmd.AddCommand(list, get, status, update, del, pop, clear, expire, fork, compact, usage)
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -83,20 +84,45 @@ func writeJSON(e *env, v any) error {
 }
 
 func newStoreCmd(e *env) *cobra.Command {
-	var sessionID string
+	var sessionID, format string
 	cmd := &cobra.Command{
 		Use:   "store --session-id ID",
 		Short: "Store a JSON array of history messages read on stdin, in one transaction",
 		Long: `Reads a JSON array of history messages (SPEC §1) on stdin and stores them,
 uncompressed, as the next messages of the session: all or nothing. Prints
 {"session_id": "<uuid>", "stored": N, "keys": [...]}. A session id that is
-not a UUID is mapped to UUIDv5 in remstore's namespace.`,
-		Example: `  echo '[{"role":"user","content":"Hi"}]' | remstore store --session-id chat-1 --user-id alice`,
-		Args:    cobra.NoArgs,
+not a UUID is mapped to UUIDv5 in remstore's namespace.
+
+With --format pydantic-ai, stdin is pydantic-ai's message JSON instead (what
+result.new_messages_json() writes, 1.42 or 2.x): each request becomes one
+message per system, user, tool-return and retry part, each response one
+assistant message, and what a message cannot hold is kept so that
+"load --format pydantic-ai" gives the messages back part for part. An unknown
+part kind or a malformed part exits 2 naming the message and part.`,
+		Example: "  echo '[{\"role\":\"user\",\"content\":\"Hi\"}]' | remstore store --session-id chat-1 --user-id alice\n" +
+			"  python agent.py | remstore store --session-id chat-1 --user-id alice --format pydantic-ai",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			msgs, err := e.readHistory()
-			if err != nil {
-				return err
+			var msgs []models.HistoryMessage
+			locate := func(err error) error { return err }
+			switch format {
+			case "dicts":
+				var err error
+				if msgs, err = e.readHistory(); err != nil {
+					return err
+				}
+			case "pydantic-ai":
+				in, err := e.readInput("stdin")
+				if err != nil {
+					return err
+				}
+				ing, err := convert.DecodePydanticAI(bytes.NewReader(in))
+				if err != nil {
+					return usageErr("stdin: %v", err)
+				}
+				msgs, locate = ing.Messages, ing.Locate
+			default:
+				return usageErr("--format: %q is not dicts or pydantic-ai", format)
 			}
 			s, db, err := e.openStore(writes)
 			if err != nil {
@@ -105,7 +131,7 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 			defer db.Close()
 			res, err := s.StoreMessages(e.ctx, sessionID, msgs, "")
 			if err != nil {
-				return err
+				return locate(err)
 			}
 			keys := res.Keys
 			if keys == nil {
@@ -119,6 +145,7 @@ not a UUID is mapped to UUIDv5 in remstore's namespace.`,
 		},
 	}
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "session id or key (required)")
+	cmd.Flags().StringVar(&format, "format", "dicts", "dicts (history messages) or pydantic-ai (pydantic-ai's message JSON)")
 	_ = cmd.MarkFlagRequired("session-id")
 	return cmd
 }
@@ -134,7 +161,9 @@ func newLoadCmd(e *env) *cobra.Command {
 		Long: `Prints the tenant's messages of the session in order as a JSON array of history
 messages (SPEC §1). Assistant messages longer than 2T code points are cut to a
 REM LOOKUP hint unless --no-compress. With --format pydantic-ai the history is
-converted to pydantic-ai's message JSON (tool calls synthesized); then, when
+converted to pydantic-ai's message JSON: messages stored with --format
+pydantic-ai come back part for part, others get their tool calls synthesized
+from the tool messages (SPEC §5); then, when
 DEBUG_AUDIT_SESSION is set, what the agent saw is appended to the session's
 audit file (--agent-name and --prompt name the call).`,
 		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
@@ -149,7 +178,7 @@ audit file (--agent-name and --prompt name the call).`,
 				return err
 			}
 			defer db.Close()
-			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras}
+			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras, Sources: o.format == "pydantic-ai"}
 			if o.format == "dicts" { // streamed: memory stays flat however long the session
 				enc := models.NewHistoryEncoder(e.stdout)
 				if err := s.LoadEach(e.ctx, o.sessionID, lo, enc.Encode); err != nil {
@@ -178,7 +207,7 @@ audit file (--agent-name and --prompt name the call).`,
 	f := cmd.Flags()
 	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
-	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls and usage where stored (a plain load has the peer's keys only)")
+	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the peer's keys only)")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
 	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")
