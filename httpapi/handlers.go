@@ -79,11 +79,23 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	if err != nil {
 		return err
 	}
+	// Idempotency-Key: ids derived for messages without one, so a client
+	// may send the same request again after a lost answer.
+	fill := func([]models.HistoryMessage) error { return nil }
+	if ik, ok := r.Header["Idempotency-Key"]; ok {
+		user, _ := r.Context().Value(ctxUser).(string)
+		fill = func(msgs []models.HistoryMessage) error {
+			return models.FillIDs(msgs, user+"\x00"+key, strings.Join(ik, ","))
+		}
+	}
 	switch format := r.URL.Query().Get("format"); format {
 	case "", "dicts":
 	case "pydantic-ai":
 		in, err := convert.DecodePydanticAI(r.Body)
 		if err != nil {
+			return err
+		}
+		if err := fill(in.Messages); err != nil {
 			return err
 		}
 		defer s.timed("store", time.Now())
@@ -114,6 +126,9 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	}
 	msgs, err := models.DecodeHistory(body)
 	if err != nil {
+		return err
+	}
+	if err := fill(msgs); err != nil {
 		return err
 	}
 	defer s.timed("store", time.Now())

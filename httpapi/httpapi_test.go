@@ -43,6 +43,7 @@ func newAPI(t *testing.T, db *bun.DB, o Options) *Server {
 type call struct {
 	method, path, body string
 	user, auth         string
+	ikey               string // Idempotency-Key, sent when not ""
 }
 
 func do(t *testing.T, h http.Handler, c call) (int, string, http.Header) {
@@ -56,6 +57,9 @@ func do(t *testing.T, h http.Handler, c call) (int, string, http.Header) {
 	}
 	if c.user != "" {
 		r.Header.Set("X-User-Id", c.user)
+	}
+	if c.ikey != "" {
+		r.Header.Set("Idempotency-Key", c.ikey)
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -499,6 +503,44 @@ func TestPydanticAIAndRemoval(t *testing.T) {
 		var n int
 		if err := db.NewRaw("SELECT count(*) FROM messages").Scan(context.Background(), &n); err != nil || n != 4 {
 			t.Fatalf("%d rows %v", n, err)
+		}
+	})
+}
+
+// TestIdempotencyKey: a store sent again with the same Idempotency-Key
+// stores nothing twice, in both formats; another key, user or session is
+// another request; a malformed key is refused naming the header.
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		api := newAPI(t, db, Options{})
+		dicts := `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+		pai := `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"again"}]}]`
+		steps := []struct {
+			c    call
+			code int
+			want string
+		}{
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: dicts, ikey: "k-1"}, 201, `"stored":2`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: dicts, ikey: "k-1"}, 201, `"stored":0`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: dicts, ikey: "k-2"}, 201, `"stored":2`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages?format=pydantic-ai", user: "alice", body: pai, ikey: "k-3"}, 201, `"stored":1`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages?format=pydantic-ai", user: "alice", body: pai, ikey: "k-3"}, 201, `"stored":0`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "bob", body: dicts, ikey: "k-1"}, 201, `"stored":2`},
+			{call{method: "POST", path: "/v1/sessions/ik2/messages", user: "alice", body: dicts, ikey: "k-1"}, 201, `"stored":2`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: dicts, ikey: "has space"}, 400, `"field":"Idempotency-Key"`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: dicts, ikey: strings.Repeat("x", 201)}, 400, `"field":"Idempotency-Key"`},
+		}
+		for i, s := range steps {
+			code, body, _ := do(t, api, s.c)
+			if code != s.code || !strings.Contains(body, s.want) {
+				t.Fatalf("step %d %s %s: %d %s; want %d with %q", i, s.c.method, s.c.path, code, body, s.code, s.want)
+			}
+		}
+		code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/ik/messages", user: "alice"})
+		var got []map[string]any
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got) != 5 {
+			t.Fatalf("alice's ik: %d %d messages %v: %s", code, len(got), err, body)
 		}
 	})
 }
