@@ -41,6 +41,11 @@ var (
 	toolReturnKinds = map[string]bool{"tool-return": true, "tool-search-return": true, "capability-load-return": true}
 )
 
+// MaxPydanticAIMessages bounds one call: a turn is a handful of messages,
+// and each may become several rows, so the rows' own limit (100,000 per
+// store) would be met only after decoding far more than any turn holds.
+const MaxPydanticAIMessages = 10_000
+
 // textJoin separates the text parts of one response in its row's content.
 const textJoin = "\n\n"
 
@@ -118,6 +123,10 @@ func DecodePydanticAI(r io.Reader) (*Ingested, error) {
 	in := &Ingested{Messages: []models.HistoryMessage{}}
 	calls := map[string]json.RawMessage{} // tool_call_id -> args, for the tool rows
 	for i := 0; dec.More(); i++ {
+		if i == MaxPydanticAIMessages {
+			return nil, &models.FieldError{Index: -1, Field: "messages",
+				Reason: fmt.Sprintf("more than %d pydantic-ai messages in one call: store a long history in batches", MaxPydanticAIMessages)}
+		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, jsonErr(i, err)

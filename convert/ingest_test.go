@@ -179,6 +179,8 @@ func TestIngestRefuses(t *testing.T) {
 		{"duplicate key", req(`{"part_kind":"user-prompt","content":"a","content":"b"}`), "duplicate key"},
 		{"invalid UTF-8", "[{\"kind\":\"request\",\"parts\":[{\"part_kind\":\"user-prompt\",\"content\":\"\xff\"}]}]", "invalid UTF-8"},
 		{"second message bad", `[{"kind":"request","parts":[]},{"kind":"answer","parts":[]}]`, `message 1: field "kind"`},
+		{"too many messages", "[" + strings.Repeat(`{"kind":"request","parts":[{"part_kind":"user-prompt","content":"x"}]},`, convert.MaxPydanticAIMessages) +
+			`{"kind":"request","parts":[]}]`, `field "messages": more than 10000 pydantic-ai messages`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
