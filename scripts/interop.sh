@@ -26,6 +26,9 @@ venv() {
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
     echo "$stamp" >"$venv/.stamp"
   fi
+  # The Python client from this checkout, every run (it changes with the
+  # code; its dependencies are pinned in the requirements file).
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall ./python
 }
 
 # pytest VENV ARGS...: exit 5 (nothing collected) is a failure too.
@@ -51,6 +54,10 @@ for req in interop/requirements-*.txt; do
   echo "== pytest with pydantic-ai-slim $version"
   run_pytest "$name" interop --ignore=interop/peer
 done
+
+# The client's types, as a user's type checker sees them.
+echo "== mypy --strict python/src/remstore"
+interop/.venv-2/bin/python -m mypy --strict --no-incremental python/src/remstore
 
 # The peer's own code against the same PostgreSQL, both ways (interop/peer).
 # Without ../shared/peer (a user's clone) the suite reports itself skipped;

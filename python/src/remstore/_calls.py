@@ -1,0 +1,307 @@
+"""What each API call sends and how its answer is read, written once for the
+sync and the async client: they differ only in how they wait."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from ._errors import RemstoreError, TooManyRequests, error_for
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:8088"  # remstore serve's default --addr
+
+
+class StoreResult(TypedDict):
+    session_id: str
+    stored: int  # messages written now; 0 when the same request was already stored
+    keys: list[str]  # each stored message's REM LOOKUP key
+
+
+class Session(TypedDict, total=False):
+    id: str
+    name: str
+    agent_name: str
+    status: str
+    settings: dict[str, Any]
+    metadata: dict[str, Any]
+    user_id: str
+    tenant_id: str
+    created_at: str
+    updated_at: str
+
+
+class SessionPage(TypedDict, total=False):
+    sessions: list[Session]
+    total: int
+    limit: int
+    next_cursor: str
+
+
+class SessionWithMessages(TypedDict):
+    session: Session
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the server is and who the client is, from arguments or the
+    environment (REMSTORE_URL, REMSTORE_API_KEY, REMSTORE_USER_ID)."""
+
+    base_url: str
+    api_key: str | None
+    user_id: str | None
+    timeout: float
+    max_retries: int
+    backoff: float  # the first retry's delay, seconds; doubled each time
+    max_backoff: float
+
+    @classmethod
+    def resolve(cls, base_url: str | None, api_key: str | None, user_id: str | None,
+                timeout: float, max_retries: int, backoff: float, max_backoff: float) -> Settings:
+        if max_retries < 0 or max_retries > 10:
+            raise ValueError("max_retries must be 0 to 10")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        url = (base_url or os.environ.get("REMSTORE_URL") or DEFAULT_URL).rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://: {url!r}")
+        return cls(url, api_key or os.environ.get("REMSTORE_API_KEY") or None,
+                   user_id or os.environ.get("REMSTORE_USER_ID") or None,
+                   timeout, max_retries, backoff, max_backoff)
+
+    def headers(self) -> dict[str, str]:
+        h = {"Accept": "application/json", "User-Agent": "remstore-python/0.1"}
+        if self.api_key:
+            h["Authorization"] = f"Bearer {self.api_key}"
+        if self.user_id:
+            h["X-User-Id"] = self.user_id
+        return h
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before retry number attempt (0-based): exponential with
+        jitter, or the server's Retry-After, never over max_backoff."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_backoff)
+        d = min(self.backoff * 2.0 ** attempt, self.max_backoff)
+        return float(d * (0.5 + random.random() / 2))
+
+
+# How safe a call is to send again. "resend": the same request twice has the
+# effect of one (reads, and stores carrying an Idempotency-Key), so it is
+# retried on 503 and on any connection error. "unsent": it would act twice
+# (pop, fork, cancel), so it is retried only when it surely never reached the
+# server (connecting failed).
+Safety = Literal["resend", "unsent"]
+
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], T]
+    params: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    safety: Safety = "resend"
+
+    def decide(self, s: Settings, attempt: int, out: httpx.Response | httpx.TransportError) -> tuple[str, Any]:
+        """What to do after try number attempt (0-based) gave out: ("return",
+        value), ("raise", error) or ("sleep", seconds) before the next try."""
+        last = attempt >= s.max_retries
+        if isinstance(out, httpx.TransportError):
+            if last or not self.retry_exc(out):
+                err = self.connection_failed(out, attempt + 1)
+                err.__cause__ = out
+                return "raise", err
+            return "sleep", s.delay(attempt, None)
+        if out.is_success:
+            return "return", self.parse(out)
+        if last or not self.retry_status(out.status_code):
+            return "raise", self.failure(out)
+        return "sleep", s.delay(attempt, retry_after(out))
+
+    def retry_status(self, status: int) -> bool:
+        return status == 503 and self.safety == "resend"
+
+    def retry_exc(self, exc: Exception) -> bool:
+        if isinstance(exc, _NOT_SENT):
+            return True
+        return self.safety == "resend" and isinstance(exc, httpx.TransportError)
+
+    def failure(self, resp: httpx.Response) -> RemstoreError:
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        err = error_for(resp.status_code, body, resp.text)
+        if isinstance(err, TooManyRequests):
+            err.retry_after = retry_after(resp)
+        return err
+
+    def connection_failed(self, exc: Exception, tries: int) -> RemstoreError:
+        from ._errors import ConnectionFailed
+        maybe = "" if isinstance(exc, _NOT_SENT) or self.safety == "resend" else \
+            " (the request may have reached the server; it was not sent again)"
+        return ConnectionFailed(f"{self.method} {self.path}: {type(exc).__name__}: {exc}{maybe}; {tries} tries")
+
+
+def retry_after(resp: httpx.Response) -> float | None:
+    v = resp.headers.get("Retry-After")
+    try:
+        return float(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _json(body: Any) -> bytes:
+    # ensure_ascii: a lone surrogate travels as \udXXX and the server refuses
+    # it naming the field, instead of failing here without one.
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _seg(session: str) -> str:
+    if not isinstance(session, str) or not session:
+        raise ValueError("session must be a non-empty string")
+    return quote(session, safe="")
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def _time(v: datetime | str | None) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, datetime):
+        if v.tzinfo is None:
+            raise ValueError("a datetime given to remstore must carry a time zone")
+        return v.isoformat()
+    return v
+
+
+def _params(**kw: str | None) -> dict[str, str]:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _as_json(resp: httpx.Response) -> Any:
+    return resp.json()
+
+
+def _none(resp: httpx.Response) -> None:
+    return None
+
+
+def _idem(key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": key or str(uuid.uuid4()), "Content-Type": "application/json"}
+
+
+# --- the calls -------------------------------------------------------------
+
+def store(session: str, messages: Sequence[Mapping[str, Any]], idempotency_key: str | None) -> Call[StoreResult]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError("messages must be a list of message dicts")
+    return Call("POST", f"/v1/sessions/{_seg(session)}/messages", _as_json,
+                body=_json(list(messages)), headers=_idem(idempotency_key))
+
+
+def store_pydantic_ai(session: str, messages: Sequence[ModelMessage] | bytes,
+                      idempotency_key: str | None) -> Call[StoreResult]:
+    if isinstance(messages, (bytes, bytearray)):
+        body = bytes(messages)
+    else:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+        body = ModelMessagesTypeAdapter.dump_json(list(messages))
+    return Call("POST", f"/v1/sessions/{_seg(session)}/messages", _as_json,
+                params={"format": "pydantic-ai"}, body=body, headers=_idem(idempotency_key))
+
+
+def load(session: str, compress: bool, extras: bool, since: datetime | str | None) -> Call[list[dict[str, Any]]]:
+    return Call("GET", f"/v1/sessions/{_seg(session)}/messages", _as_json,
+                params=_params(compress=_bool(compress), extras=_bool(extras), since=_time(since)))
+
+
+def _model_messages(resp: httpx.Response) -> list[ModelMessage]:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    return ModelMessagesTypeAdapter.validate_json(resp.content)
+
+
+def load_pydantic_ai(session: str, system_prompt: str | None, compress: bool, since: datetime | str | None,
+                     agent_name: str | None, prompt: str | None) -> Call[list[ModelMessage]]:
+    return Call("GET", f"/v1/sessions/{_seg(session)}/messages", _model_messages,
+                params=_params(format="pydantic-ai", system_prompt=system_prompt, compress=_bool(compress),
+                               since=_time(since), agent_name=agent_name, prompt=prompt))
+
+
+def lookup(key: str) -> Call[str]:
+    if not isinstance(key, str) or not key.strip():
+        raise ValueError("key must be a non-empty string")
+    return Call("GET", "/v1/lookup", lambda r: r.json()["content"], params={"key": key})
+
+
+def list_sessions(status: str | Sequence[str] | None, agent: str | None, owner: str | None,
+                  created_after: datetime | str | None, created_before: datetime | str | None,
+                  updated_after: datetime | str | None, updated_before: datetime | str | None,
+                  limit: int | None, cursor: str | None) -> Call[SessionPage]:
+    if status is not None and not isinstance(status, str):
+        status = ",".join(status)
+    return Call("GET", "/v1/sessions", _as_json, params=_params(
+        status=status, agent=agent, owner=owner, created_after=_time(created_after),
+        created_before=_time(created_before), updated_after=_time(updated_after),
+        updated_before=_time(updated_before), limit=None if limit is None else str(limit), cursor=cursor))
+
+
+def get_session(session: str, compress: bool) -> Call[SessionWithMessages]:
+    return Call("GET", f"/v1/sessions/{_seg(session)}", _as_json, params={"compress": _bool(compress)})
+
+
+def update_session(session: str, **changes: Any) -> Call[Session]:
+    body = {k: v for k, v in changes.items() if v is not None}
+    if not body:
+        raise ValueError("nothing to change: give name, agent_name, settings or status")
+    return Call("PATCH", f"/v1/sessions/{_seg(session)}", _as_json, body=_json(body),
+                headers={"Content-Type": "application/json"})
+
+
+def fork(session: str, up_to: int | None, new_session_id: str | None) -> Call[Session]:
+    return Call("POST", f"/v1/sessions/{_seg(session)}/fork", _as_json,
+                body=_json({k: v for k, v in {"up_to": up_to, "new_session_id": new_session_id}.items() if v is not None}),
+                headers={"Content-Type": "application/json"}, safety="unsent")
+
+
+def cancel(session: str, reason: str | None) -> Call[Session]:
+    return Call("POST", f"/v1/sessions/{_seg(session)}/cancel", _as_json,
+                body=_json({"reason": reason} if reason is not None else {}),
+                headers={"Content-Type": "application/json"}, safety="unsent")
+
+
+def delete_session(session: str, purge: bool) -> Call[None]:
+    return Call("DELETE", f"/v1/sessions/{_seg(session)}", _none, params={"purge": _bool(purge)}, safety="unsent")
+
+
+def pop_message(session: str) -> Call[dict[str, Any] | None]:
+    return Call("DELETE", f"/v1/sessions/{_seg(session)}/messages/last", lambda r: r.json()["message"],
+                safety="unsent")
+
+
+def clear_messages(session: str) -> Call[int]:
+    # Clearing twice clears once: safe to resend.
+    return Call("DELETE", f"/v1/sessions/{_seg(session)}/messages", lambda r: int(r.json()["removed"]))
+
+
+def health() -> Call[bool]:
+    return Call("GET", "/readyz", lambda r: True)

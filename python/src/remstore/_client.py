@@ -1,0 +1,231 @@
+"""Client and AsyncClient: the same calls (_calls), sent synchronously or
+with asyncio. Each method builds its Call and hands it to _send."""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+
+from . import _calls as c
+from ._calls import Call, Session, SessionPage, SessionWithMessages, Settings, StoreResult
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+T = TypeVar("T")
+
+_DOC = """
+    base_url, api_key and user_id default to REMSTORE_URL (else
+    http://127.0.0.1:8088), REMSTORE_API_KEY and REMSTORE_USER_ID. Every
+    request is bounded by timeout seconds. A 503 or a broken connection is
+    retried up to max_retries times with exponential backoff (backoff,
+    doubled, at most max_backoff seconds, jittered); a call that would act
+    twice (pop, fork, cancel, delete) only when it surely never reached the
+    server. 4xx answers are never retried: they raise at once.
+    Errors raise RemstoreError subclasses carrying the API's error body.
+"""
+
+
+class Client:
+    __doc__ = "A synchronous client of `remstore serve`.\n" + _DOC
+
+    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, user_id: str | None = None,
+                 timeout: float = 30.0, max_retries: int = 3, backoff: float = 0.25, max_backoff: float = 4.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff)
+        self._http = httpx.Client(base_url=self.settings.base_url, headers=self.settings.headers(),
+                                  timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def _send(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                out: httpx.Response | httpx.TransportError = self._http.request(
+                    call.method, call.path, params=call.params, content=call.body, headers=call.headers)
+            except httpx.TransportError as exc:
+                out = exc
+            what, v = call.decide(self.settings, attempt, out)
+            if what == "return":
+                return v  # type: ignore[no-any-return]
+            if what == "raise":
+                raise v
+            time.sleep(v)
+            attempt += 1
+
+    def store(self, session: str, messages: Sequence[Mapping[str, Any]], *,
+              idempotency_key: str | None = None) -> StoreResult:
+        """Store message dicts (SPEC §1 keys) in one transaction."""
+        return self._send(c.store(session, messages, idempotency_key))
+
+    def store_pydantic_ai(self, session: str, messages: Sequence[ModelMessage] | bytes, *,
+                          idempotency_key: str | None = None) -> StoreResult:
+        """Store pydantic-ai messages (e.g. result.new_messages()) or their JSON."""
+        return self._send(c.store_pydantic_ai(session, messages, idempotency_key))
+
+    def load(self, session: str, *, compress: bool = True, extras: bool = False,
+             since: datetime | str | None = None) -> list[dict[str, Any]]:
+        """The history as message dicts; long assistant answers cut unless compress=False."""
+        return self._send(c.load(session, compress, extras, since))
+
+    def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
+                         since: datetime | str | None = None, agent_name: str | None = None,
+                         prompt: str | None = None) -> list[ModelMessage]:
+        """The history as pydantic-ai messages, ready for message_history=."""
+        return self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt))
+
+    def lookup(self, key: str) -> str:
+        """REM LOOKUP: the full text behind a key (bare, or 'REM LOOKUP <key>')."""
+        return self._send(c.lookup(key))
+
+    def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
+                      owner: str | None = None, created_after: datetime | str | None = None,
+                      created_before: datetime | str | None = None, updated_after: datetime | str | None = None,
+                      updated_before: datetime | str | None = None, limit: int | None = None,
+                      cursor: str | None = None) -> SessionPage:
+        """One page of sessions, newest first; pass next_cursor for the next."""
+        return self._send(c.list_sessions(status, agent, owner, created_after, created_before, updated_after,
+                                          updated_before, limit, cursor))
+
+    def get_session(self, session: str, *, compress: bool = True) -> SessionWithMessages:
+        return self._send(c.get_session(session, compress))
+
+    def update_session(self, session: str, *, name: str | None = None, agent_name: str | None = None,
+                       settings: Mapping[str, Any] | None = None, status: str | None = None,
+                       reason: str | None = None) -> Session:
+        """Rename, assign an agent, change settings or status."""
+        return self._send(c.update_session(session, name=name, agent_name=agent_name, settings=settings,
+                                           status=status, reason=reason))
+
+    def set_status(self, session: str, status: str, *, reason: str | None = None) -> Session:
+        return self.update_session(session, status=status, reason=reason)
+
+    def fork(self, session: str, *, up_to: int | None = None, new_session_id: str | None = None) -> Session:
+        return self._send(c.fork(session, up_to, new_session_id))
+
+    def cancel(self, session: str, *, reason: str | None = None) -> Session:
+        return self._send(c.cancel(session, reason))
+
+    def delete_session(self, session: str, *, purge: bool = False) -> None:
+        return self._send(c.delete_session(session, purge))
+
+    def pop_message(self, session: str) -> dict[str, Any] | None:
+        """Soft-delete the last message and return it in full (None if none is left)."""
+        return self._send(c.pop_message(session))
+
+    def clear_messages(self, session: str) -> int:
+        """Soft-delete every message of the session; returns how many."""
+        return self._send(c.clear_messages(session))
+
+    def ready(self) -> bool:
+        """True when the server answers /readyz (storage reachable)."""
+        return self._send(c.health())
+
+
+class AsyncClient:
+    __doc__ = "An asyncio client of `remstore serve`.\n" + _DOC
+
+    def __init__(self, base_url: str | None = None, *, api_key: str | None = None, user_id: str | None = None,
+                 timeout: float = 30.0, max_retries: int = 3, backoff: float = 0.25, max_backoff: float = 4.0,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff)
+        self._http = httpx.AsyncClient(base_url=self.settings.base_url, headers=self.settings.headers(),
+                                       timeout=timeout, transport=transport)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def _send(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                out: httpx.Response | httpx.TransportError = await self._http.request(
+                    call.method, call.path, params=call.params, content=call.body, headers=call.headers)
+            except httpx.TransportError as exc:
+                out = exc
+            what, v = call.decide(self.settings, attempt, out)
+            if what == "return":
+                return v  # type: ignore[no-any-return]
+            if what == "raise":
+                raise v
+            await asyncio.sleep(v)
+            attempt += 1
+
+    async def store(self, session: str, messages: Sequence[Mapping[str, Any]], *,
+                    idempotency_key: str | None = None) -> StoreResult:
+        return await self._send(c.store(session, messages, idempotency_key))
+
+    async def store_pydantic_ai(self, session: str, messages: Sequence[ModelMessage] | bytes, *,
+                                idempotency_key: str | None = None) -> StoreResult:
+        return await self._send(c.store_pydantic_ai(session, messages, idempotency_key))
+
+    async def load(self, session: str, *, compress: bool = True, extras: bool = False,
+                   since: datetime | str | None = None) -> list[dict[str, Any]]:
+        return await self._send(c.load(session, compress, extras, since))
+
+    async def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
+                               since: datetime | str | None = None, agent_name: str | None = None,
+                               prompt: str | None = None) -> list[ModelMessage]:
+        return await self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt))
+
+    async def lookup(self, key: str) -> str:
+        return await self._send(c.lookup(key))
+
+    async def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
+                            owner: str | None = None, created_after: datetime | str | None = None,
+                            created_before: datetime | str | None = None,
+                            updated_after: datetime | str | None = None,
+                            updated_before: datetime | str | None = None, limit: int | None = None,
+                            cursor: str | None = None) -> SessionPage:
+        return await self._send(c.list_sessions(status, agent, owner, created_after, created_before, updated_after,
+                                                updated_before, limit, cursor))
+
+    async def get_session(self, session: str, *, compress: bool = True) -> SessionWithMessages:
+        return await self._send(c.get_session(session, compress))
+
+    async def update_session(self, session: str, *, name: str | None = None, agent_name: str | None = None,
+                             settings: Mapping[str, Any] | None = None, status: str | None = None,
+                             reason: str | None = None) -> Session:
+        return await self._send(c.update_session(session, name=name, agent_name=agent_name, settings=settings,
+                                                 status=status, reason=reason))
+
+    async def set_status(self, session: str, status: str, *, reason: str | None = None) -> Session:
+        return await self.update_session(session, status=status, reason=reason)
+
+    async def fork(self, session: str, *, up_to: int | None = None, new_session_id: str | None = None) -> Session:
+        return await self._send(c.fork(session, up_to, new_session_id))
+
+    async def cancel(self, session: str, *, reason: str | None = None) -> Session:
+        return await self._send(c.cancel(session, reason))
+
+    async def delete_session(self, session: str, *, purge: bool = False) -> None:
+        return await self._send(c.delete_session(session, purge))
+
+    async def pop_message(self, session: str) -> dict[str, Any] | None:
+        return await self._send(c.pop_message(session))
+
+    async def clear_messages(self, session: str) -> int:
+        return await self._send(c.clear_messages(session))
+
+    async def ready(self) -> bool:
+        return await self._send(c.health())

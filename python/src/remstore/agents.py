@@ -1,0 +1,194 @@
+"""A Session of the OpenAI Agents SDK kept in remstore:
+Runner.run(agent, input, session=RemstoreSession("chat-1", client)).
+
+Each SDK item becomes one remstore message, the item itself kept beside it
+(metadata.openai_agents) so it comes back as it went in:
+
+    user / system / developer message  -> user / system / system row, its text
+    assistant message                  -> assistant row, its text (cut when long)
+    function_call                      -> assistant row, no text, tool_calls
+    function_call_output               -> tool row: call id, name, arguments
+    any other item (reasoning, ...)    -> assistant row, no text
+
+Rows written by other writers (the peer, plain dicts) come back as the SDK
+items they mean; a tool result whose call was never stored gets one.
+Importing this module does not need openai-agents; using it with Runner does.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._client import AsyncClient
+from ._errors import NotFound
+
+__all__ = ["RemstoreSession", "item_to_message", "messages_to_items"]
+
+ITEM_KEY = "openai_agents"  # sessionstore.AgentsSourceKey
+_ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    if hasattr(item, "model_dump"):  # a pydantic model rather than its dict
+        item = item.model_dump(mode="json", exclude_unset=True)
+    if not isinstance(item, Mapping):
+        raise TypeError(f"an Agents SDK item must be a dict, not {type(item).__name__}")
+    copy: dict[str, Any] = json.loads(json.dumps(item))  # a deep, JSON-safe copy
+    return copy
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content: a string, or the text of its parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for p in content:
+            if isinstance(p, Mapping):
+                t = p.get("text") if "text" in p else p.get("refusal")
+                if isinstance(t, str):
+                    out.append(t)
+        return "\n\n".join(out)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def item_to_message(item: Any, calls: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """The remstore message of one SDK item. calls maps a call id to the
+    (name, arguments) of its function_call, so a tool row can name them;
+    function_calls seen here are added to it."""
+    it = _plain(item)
+    calls = {} if calls is None else calls
+    kind, role = it.get("type"), it.get("role")
+    msg: dict[str, Any]
+    if kind in (None, "message") and role in _ROLES:
+        msg = {"role": _ROLES[role], "content": _text(it.get("content"))}
+    elif kind == "function_call":
+        cid, name, args = str(it.get("call_id") or ""), str(it.get("name") or ""), it.get("arguments") or "{}"
+        calls[cid] = (name, _arguments(args))
+        msg = {"role": "assistant", "content": "",
+               "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": args}}]}
+    elif kind == "function_call_output":
+        cid = str(it.get("call_id") or "")
+        out = it.get("output")
+        msg = {"role": "tool", "content": out if isinstance(out, str) else _text(out), "tool_call_id": cid}
+        if cid in calls:
+            msg["tool_name"], msg["tool_arguments"] = calls[cid]
+    else:
+        msg = {"role": "assistant", "content": ""}
+    msg[ITEM_KEY] = it
+    return msg
+
+
+def _cut(item: dict[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
+    # A long answer comes back cut, with its REM LOOKUP hint: the item says
+    # what the row says.
+    if row.get("_compressed") and item.get("role") == "assistant":
+        item = dict(item)
+        item["content"] = [{"type": "output_text", "text": row.get("content", ""), "annotations": []}]
+    return item
+
+
+def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """SDK items from remstore messages loaded with extras."""
+    items: list[dict[str, Any]] = []
+    called: set[str] = set()
+
+    def call(cid: str, name: str, args: Any) -> None:
+        called.add(cid)
+        items.append({"type": "function_call", "call_id": cid, "name": name,
+                      "arguments": args if isinstance(args, str) else json.dumps(args if args is not None else {})})
+
+    for i, r in enumerate(rows):
+        item = r.get(ITEM_KEY)
+        if isinstance(item, Mapping):
+            item = _cut(dict(item), r)
+            if item.get("type") == "function_call":
+                called.add(str(item.get("call_id")))
+            items.append(item)
+            continue
+        role, content = r.get("role"), r.get("content") or ""
+        if role == "tool":
+            cid = r.get("tool_call_id") or f"call_{r.get('id') or i}"
+            if cid not in called:
+                call(cid, r.get("tool_name") or "tool", r.get("tool_arguments"))
+            items.append({"type": "function_call_output", "call_id": cid, "output": content})
+        elif role == "assistant":
+            if content:
+                items.append({"role": "assistant", "content": content})
+            for tc in r.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                if tc.get("id") not in called:
+                    call(str(tc.get("id")), str(fn.get("name") or "tool"), fn.get("arguments"))
+        elif role in ("system", "developer"):
+            items.append({"role": role, "content": content})
+        else:  # user, and roles only the peer writes: the model reads them as the user's
+            items.append({"role": "user", "content": content})
+    return items
+
+
+class RemstoreSession:
+    """The Agents SDK's Session protocol over remstore serve.
+
+    compress=False hands the agent every answer in full; by default long
+    answers come back cut with their REM LOOKUP hint, as in any load.
+    """
+
+    session_settings: Any = None
+
+    def __init__(self, session_id: str, client: AsyncClient | None = None, *, compress: bool = True,
+                 session_settings: Any = None) -> None:
+        if not session_id:
+            raise ValueError("session_id must not be empty")
+        self.session_id = session_id
+        self.client = client if client is not None else AsyncClient()
+        self.compress = compress
+        self.session_settings = session_settings
+        self._calls: dict[str, tuple[str, Any]] = {}
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        if limit is not None and limit <= 0:
+            return []
+        rows = await self.client.load(self.session_id, compress=self.compress, extras=True)
+        for r in rows:
+            for tc in r.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                self._calls[str(tc.get("id"))] = (str(fn.get("name") or ""), _arguments(fn.get("arguments")))
+        items = messages_to_items(rows)
+        return items if limit is None else items[-limit:]
+
+    async def add_items(self, items: list[Any]) -> None:
+        if not items:
+            return
+        msgs = [item_to_message(it, self._calls) for it in items]
+        await self.client.store(self.session_id, msgs)
+
+    async def pop_item(self) -> Any | None:
+        try:
+            row = await self.client.pop_message(self.session_id)
+        except NotFound:
+            return None
+        if row is None:
+            return None
+        item = row.get(ITEM_KEY)
+        if isinstance(item, Mapping):
+            return dict(item)
+        got = messages_to_items([row])
+        return got[-1] if got else None
+
+    async def clear_session(self) -> None:
+        try:
+            await self.client.clear_messages(self.session_id)
+        except NotFound:
+            pass
