@@ -89,7 +89,7 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 		defer cancel()
 	}
 	path := Path(dir, sessionID)
-	unlock, err := lockFile(ctx, path+".lock")
+	unlock, err := lockPath(ctx, path+".lock")
 	if err != nil {
 		return fmt.Errorf("audit lock: %w", err)
 	}

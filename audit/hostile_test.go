@@ -86,7 +86,7 @@ func TestLockWaitBounded(t *testing.T) {
 	if err := Append(context.Background(), dir, "s", Invocation{}); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockFile(context.Background(), Path(dir, "s")+".lock")
+	unlock, err := lockPath(context.Background(), Path(dir, "s")+".lock")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,37 +3,27 @@
 package audit
 
 import (
-	"context"
 	"errors"
 	"os"
 	"time"
 )
 
-// lockFile uses an O_EXCL lock file where flock does not exist; a lock older
+// tryLock uses an O_EXCL lock file where flock does not exist; a lock older
 // than a minute is taken to be left by a dead process.
-func lockFile(ctx context.Context, path string) (func(), error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			_ = f.Close()
-			return func() { _ = os.Remove(path) }, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, err
-		}
-		if st, serr := os.Stat(path); serr == nil && time.Since(st.ModTime()) > time.Minute {
-			_ = os.Remove(path)
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			return nil, errors.New("audit lock: timed out")
-		}
-		time.Sleep(10 * time.Millisecond)
+func tryLock(path string) (unlock func(), busy bool, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err == nil {
+		_ = f.Close()
+		return func() { _ = os.Remove(path) }, false, nil
 	}
+	if !errors.Is(err, os.ErrExist) {
+		return nil, false, err
+	}
+	if st, serr := os.Stat(path); serr == nil && time.Since(st.ModTime()) > time.Minute {
+		_ = os.Remove(path)
+		return tryLock(path)
+	}
+	return nil, true, nil
 }
 
 // openNoFollow opens path for reading; without O_NOFOLLOW it refuses a path

@@ -3,56 +3,40 @@
 package audit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive flock on path (created 0600 if needed, never
-// through a symlink), waiting no longer than ctx allows; it is released by
-// the returned function or when the process dies.
-func lockFile(ctx context.Context, path string) (func(), error) {
+// tryLock takes an exclusive flock on path (created 0600 if needed, never
+// through a symlink) without waiting: busy when another process holds it.
+// The lock is released by the returned function or when the process dies.
+func tryLock(path string) (unlock func(), busy bool, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink; refusing to follow it", path)
+			return nil, false, fmt.Errorf("%s is a symlink; refusing to follow it", path)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	// A blocking flock queues fairly behind the other waiters, but cannot be
-	// cancelled; it runs in a goroutine, and when ctx ends first we stop
-	// waiting for it and release the lock whenever it is granted after all.
-	done := make(chan error, 1)
-	go func() {
-		var err error
-		for {
-			if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != syscall.EINTR {
-				break
-			}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
 		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			_ = f.Close()
-			return nil, err
+	}
+	if err != nil {
+		_ = f.Close()
+		if err == syscall.EWOULDBLOCK {
+			return nil, true, nil
 		}
-	case <-ctx.Done():
-		go func() {
-			if <-done == nil {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-			}
-			_ = f.Close()
-		}()
-		return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
+		return nil, false, err
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
-	}, nil
+	}, false, nil
 }
 
 // openNoFollow opens path for reading, refusing a symlink.

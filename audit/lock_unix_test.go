@@ -1,0 +1,100 @@
+//go:build unix
+
+package audit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHelperHoldLock is not a test: run by TestLockWaitersLeakNothing as
+// another process, it holds the flock on AUDIT_HOLD_LOCK until its stdin
+// closes.
+func TestHelperHoldLock(t *testing.T) {
+	path := os.Getenv("AUDIT_HOLD_LOCK")
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("locked\n")
+	_, _ = os.Stdin.Read(make([]byte, 1))
+}
+
+func openFDs(t *testing.T) int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1 // not Linux: descriptors are not counted
+	}
+	return len(es)
+}
+
+// H1 of issue 26: with another process holding a dump's lock, waiters that
+// give up leave nothing behind. 64 waiters × 20 rounds, each waiting 20 ms:
+// the threads the process ever created and its open descriptors stay flat
+// (before the fix each abandoned wait kept a thread blocked in flock and a
+// descriptor: 9,606 threads after 150 s, then the runtime's thread limit).
+func TestLockWaitersLeakNothing(t *testing.T) {
+	dir := t.TempDir()
+	lock := Path(dir, "s") + ".lock"
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
+	holder.Env = append(os.Environ(), "AUDIT_HOLD_LOCK="+lock)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stdin.Close(); _ = holder.Wait() }()
+	if _, err := stdout.Read(make([]byte, 7)); err != nil {
+		t.Fatalf("the holder never locked: %v", err)
+	}
+
+	threads := pprof.Lookup("threadcreate")
+	t0, fd0 := threads.Count(), openFDs(t)
+	for round := 0; round < 20; round++ {
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer cancel()
+				if err := Append(ctx, dir, "s", Invocation{}); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("err = %v, want the context's deadline", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// A few threads for the runtime's own needs; not one per waiter (1,280).
+	if grown := threads.Count() - t0; grown > 16 {
+		t.Errorf("%d threads created by 1,280 abandoned waits", grown)
+	}
+	if fd := openFDs(t); fd0 >= 0 && fd > fd0+2 {
+		t.Errorf("open descriptors %d -> %d", fd0, fd)
+	}
+	mutexesMu.Lock()
+	left := len(mutexes)
+	mutexesMu.Unlock()
+	if left != 0 {
+		t.Errorf("%d lock entries left in the process", left)
+	}
+	// The holder lets go: the next Append gets the lock.
+	_ = stdin.Close()
+	_ = holder.Wait()
+	if err := Append(context.Background(), dir, "s", Invocation{}); err != nil {
+		t.Fatal(err)
+	}
+}
