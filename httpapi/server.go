@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -38,8 +41,12 @@ const (
 	DefaultMaxBodyBytes   = 32 << 20
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMaxInFlight    = 64
-	DefaultUserID         = "anonymous"
-	DefaultTenantID       = "default"
+	DefaultBodyTimeout    = 10 * time.Second
+	// DefaultMaxReadingPerClient bounds the bodies one client address may
+	// be sending at once: a single host cannot hold the reading budget.
+	DefaultMaxReadingPerClient = 8
+	DefaultUserID              = "anonymous"
+	DefaultTenantID            = "default"
 )
 
 // APIKey is an accepted bearer token; with UserID set it may act only for that user.
@@ -94,8 +101,15 @@ type Options struct {
 	MaxBodyBytes   int64         // 0 = DefaultMaxBodyBytes
 	RequestTimeout time.Duration // 0 = DefaultRequestTimeout
 	MaxInFlight    int           // 0 = DefaultMaxInFlight
-	Logger         *slog.Logger  // nil = slog.Default()
-	Registry       *prometheus.Registry
+	// BodyTimeout is how long a request body may take to arrive (408 after);
+	// 0 = DefaultBodyTimeout. Bodies are read before a request takes one of
+	// the MaxInFlight slots, within a reading budget of 4 x MaxInFlight
+	// bodies, MaxReadingPerClient (0 = DefaultMaxReadingPerClient) per
+	// client address: slow senders cannot hold the slots others need.
+	BodyTimeout         time.Duration
+	MaxReadingPerClient int
+	Logger              *slog.Logger // nil = slog.Default()
+	Registry            *prometheus.Registry
 	// AuditEnabled and AuditDir are DEBUG_AUDIT_SESSION and DEBUG_AUDIT_DIR
 	// (settings): pydantic-ai loads are recorded there when enabled.
 	AuditEnabled bool
@@ -113,6 +127,7 @@ type Server struct {
 	mux      *http.ServeMux
 	handler  http.Handler
 	inflight chan struct{}
+	reading  *budget // bodies being received
 	keys     []hashedKey
 	m        metrics
 }
@@ -151,13 +166,20 @@ func New(o Options) (*Server, error) {
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
+	if o.BodyTimeout == 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.MaxReadingPerClient == 0 {
+		o.MaxReadingPerClient = DefaultMaxReadingPerClient
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight)}
+	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
+		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient)}
 	for _, k := range o.APIKeys {
 		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
 	}
@@ -281,6 +303,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (read
+// deadlines for bodies, flushing).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
@@ -342,11 +368,20 @@ func (s *Server) recover(next http.Handler) http.Handler {
 	})
 }
 
-// limit caps requests in flight (429 with Retry-After), then applies the
-// request timeout and the body cap.
+// limit receives the body (within BodyTimeout and the reading budget),
+// then takes one of MaxInFlight slots (429 with Retry-After when none is
+// free) and applies the request timeout. A slot is held only by a request
+// whose body has arrived, so clients that send slowly, or not at all,
+// cannot keep others out.
 func (s *Server) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
 		if !public(r.URL.Path) {
+			if r.ContentLength != 0 {
+				if !s.receive(w, r) {
+					return
+				}
+			}
 			select {
 			case s.inflight <- struct{}{}:
 				defer func() { <-s.inflight }()
@@ -358,9 +393,53 @@ func (s *Server) limit(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.o.RequestTimeout)
 		defer cancel()
-		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// receive reads the whole body into memory within BodyTimeout and puts it
+// back as r.Body; false when it answered instead (429 over the reading
+// budget, 408 too slow, 413 too large, 400 broken).
+func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
+	client := clientAddr(r)
+	if !s.reading.take(client) {
+		// Connection: close, or net/http would first read the unread body
+		// (to reuse the connection) from the very client being refused.
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many request bodies being received", "")
+		return false
+	}
+	defer s.reading.give(client)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) // unsupported under httptest: no deadline there
+	body, err := io.ReadAll(r.Body)
+	_ = rc.SetReadDeadline(time.Time{})
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return true
+	case errors.As(err, &mbe):
+		s.fail(w, r, err)
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "request_timeout", fmt.Sprintf("the request body did not arrive within %s", s.o.BodyTimeout), "body")
+	default:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "bad_input", "reading the request body: "+err.Error(), "body")
+	}
+	return false
+}
+
+// clientAddr is the client's IP address (the connection's, not a header a
+// client could choose).
+func clientAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // auth checks the bearer key (constant time, over hashes so the length of a

@@ -19,11 +19,11 @@ import (
 	"github.com/remstore/remstore/repository"
 )
 
-// startServe runs the binary's serve on a free loopback port and returns its
-// base URL.
-func startServe(t *testing.T, bin, db, apiKey string) (*exec.Cmd, string) {
+// startServe runs the binary's serve on a free loopback port, with extra
+// flags, and returns its base URL.
+func startServe(t *testing.T, bin, db, apiKey string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, flags...)...)
 	cmd.Env = append(cmd.Environ(), "REMSTORE_API_KEYS="+apiKey)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

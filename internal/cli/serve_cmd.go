@@ -26,6 +26,8 @@ func newServeCmd(e *env) *cobra.Command {
 		maxBody           int64
 		timeout, shutdown time.Duration
 		maxInFlight       int
+		bodyTimeout, idle time.Duration
+		maxConns, perConn int
 	}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -37,7 +39,13 @@ X-User-Id. --insecure-no-auth drops the key check and is refused unless --addr i
 a loopback address. --ui adds the read-only viewer at /ui/: a browser signs in
 once with an API key and sees its user's sessions, what the agent saw of each
 and the audit dumps. SIGTERM stops accepting requests and finishes the ones in
-flight before exiting.`,
+flight before exiting.
+
+Every wait is bounded: headers must arrive within 10s and a body within
+--body-timeout (408 after), and a request takes one of --max-in-flight slots
+only once its body has arrived; idle keep-alive connections close after
+--idle-timeout; connections beyond --max-conns (kept below the descriptor
+limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
 			"  remstore serve --insecure-no-auth\n" +
 			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/",
@@ -49,6 +57,9 @@ flight before exiting.`,
 			}
 			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
+			}
+			if o.maxConns < 1 || o.perConn < 1 || o.bodyTimeout <= 0 || o.idle <= 0 || o.maxInFlight < 1 {
+				return usageErr("--max-conns, --max-conns-per-client, --max-in-flight, --body-timeout and --idle-timeout must be positive")
 			}
 			var keys []httpapi.APIKey
 			raw := e.cfg.APIKeys
@@ -71,7 +82,8 @@ flight before exiting.`,
 			}
 			defer db.Close()
 			api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
-				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui})
+				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
+				BodyTimeout: o.bodyTimeout})
 			if err != nil {
 				return err
 			}
@@ -79,7 +91,12 @@ flight before exiting.`,
 			if err != nil {
 				return &exitError{ExitUnavailable, fmt.Errorf("listen %s: %w", o.addr, err)}
 			}
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+			maxConns := min(o.maxConns, descriptorBudget())
+			ln = httpapi.LimitListener(ln, maxConns, o.perConn)
+			// WriteTimeout ends a handler stuck writing to a client that
+			// does not read; it starts when the headers have been read.
+			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.idle,
+				WriteTimeout: o.bodyTimeout + o.timeout + 10*time.Second, MaxHeaderBytes: 64 << 10}
 			fmt.Fprintf(e.stderr, "remstore: listening on http://%s\n", ln.Addr())
 			if o.ui {
 				fmt.Fprintf(e.stderr, "remstore: viewer at http://%s/ui/\n", ln.Addr())
@@ -111,6 +128,10 @@ flight before exiting.`,
 	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
 	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
 	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")
+	f.DurationVar(&o.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
+	f.DurationVar(&o.idle, "idle-timeout", httpapi.DefaultIdleTimeout, "close keep-alive connections idle this long")
+	f.IntVar(&o.maxConns, "max-conns", httpapi.DefaultMaxConns, "open connections at most (kept below the descriptor limit; 503 and close above)")
+	f.IntVar(&o.perConn, "max-conns-per-client", httpapi.DefaultMaxConnsPerClient, "open connections from one client address at most")
 	f.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in flight")
 	return cmd
 }

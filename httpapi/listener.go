@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Defaults of LimitListener, as serve uses them.
+const (
+	DefaultMaxConns          = 4096
+	DefaultMaxConnsPerClient = 256
+	DefaultIdleTimeout       = 60 * time.Second
+)
+
+// refusal is what a connection over the caps is told before it is closed.
+var refusal = func() []byte {
+	body := `{"error":{"code":"too_many_connections","message":"too many open connections; try again later"}}`
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
+		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}()
+
+// LimitListener caps the connections open at once, in total and per client
+// IP address, so idle or slow clients cannot use up the process's
+// descriptors (a connection is a descriptor): a connection over either cap
+// is answered 503 and closed at once, never queued. Keep total below the
+// descriptor limit (serve does). Refused counts the connections turned away.
+func LimitListener(ln net.Listener, total, perClient int) *Listener {
+	return &Listener{Listener: ln, b: newBudget(total, perClient)}
+}
+
+// Listener is a net.Listener with connection caps; see LimitListener.
+type Listener struct {
+	net.Listener
+	b  *budget
+	mu sync.Mutex
+	// refused counts connections turned away.
+	refused int64
+}
+
+// Accept returns the next connection within the caps.
+func (l *Listener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := c.RemoteAddr().String()
+		if host, _, err := net.SplitHostPort(ip); err == nil {
+			ip = host
+		}
+		if l.b.take(ip) {
+			return &limitedConn{Conn: c, release: func() { l.b.give(ip) }}, nil
+		}
+		l.mu.Lock()
+		l.refused++
+		l.mu.Unlock()
+		// The socket buffer takes this at once; the deadline is for a peer
+		// whose window is closed.
+		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = c.Write(refusal)
+		_ = c.Close()
+	}
+}
+
+// Refused is how many connections were turned away so far.
+func (l *Listener) Refused() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
