@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/httpapi"
@@ -136,10 +135,6 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 	return cmd
 }
 
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
 func newMCPCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
@@ -147,7 +142,9 @@ func newMCPCmd(e *env) *cobra.Command {
 		Long: `Runs a Model Context Protocol server on stdin/stdout with two tools:
 rem_lookup(key) returns the full text behind a REM LOOKUP key, and
 session_history(session_id, compress) returns a session's messages. The tenant
-is --user-id (or REMSTORE_USER_ID).`,
+is --user-id (or REMSTORE_USER_ID). A line that is not a JSON-RPC 2.0 message
+(not JSON, invalid UTF-8, over 4 MiB, nested over 1,000 deep, a batch) gets its
+JSON-RPC error (-32700, -32600, -32602) and the stream goes on.`,
 		Example: "  remstore mcp --user-id alice --db postgres://localhost/app",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -157,8 +154,7 @@ is --user-id (or REMSTORE_USER_ID).`,
 			}
 			defer db.Close()
 			var st *sessionstore.Store = s
-			t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}}
-			err = mcpserver.New(st, Version).Run(e.ctx, t)
+			err = mcpserver.Serve(e.ctx, st, Version, e.stdin, e.stdout)
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 				return err
 			}
