@@ -567,6 +567,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "session_not_active", err.Error(), "")
 	case errors.Is(err, sessionstore.ErrInvalidTransition):
 		writeError(w, http.StatusConflict, "invalid_transition", err.Error(), "status")
+	case errors.Is(err, sessionstore.ErrConflict):
+		writeError(w, http.StatusConflict, "conflict", err.Error(), "")
 	case repository.IsDataException(err):
 		writeError(w, http.StatusBadRequest, "invalid_input", "the database refused a value of the request: "+dbMessage(err), "")
 	case repository.IsTimeout(err):

@@ -52,3 +52,21 @@ func IsTimeout(err error) bool {
 	var ne interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
+
+// IsUniqueViolation reports whether err is a write breaking a unique key:
+// PostgreSQL's 23505, SQLite's UNIQUE or PRIMARY KEY constraint. Between
+// remstore's check for an id and its insert, a concurrent writer can take
+// the id; callers turn this into what the same calls one after the other
+// would have answered.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		// SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
+		return coded.Code() == 1555 || coded.Code() == 2067
+	}
+	return false
+}

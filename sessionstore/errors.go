@@ -20,6 +20,10 @@ var (
 	ErrSessionNotActive = errors.New("session is not active")
 	// ErrInvalidTransition: a lifecycle change the state machine forbids.
 	ErrInvalidTransition = errors.New("invalid status transition")
+	// ErrConflict: a concurrent call took what this one meant to create (an
+	// id, a session) and the call cannot be answered as if they had run in
+	// turn.
+	ErrConflict = errors.New("conflict with a concurrent write")
 )
 
 func fieldErr(i int, field, format string, a ...any) error {

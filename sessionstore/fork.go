@@ -58,6 +58,11 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 		}
 		out = forkSession(src, nid, newKey, sessionKey, o.UpTo, s.userID, s.clock())
 		if err := repository.New[models.Session](tx).Insert(ctx, out); err != nil {
+			if repository.IsUniqueViolation(err) {
+				// A concurrent fork created it after our check: the answer
+				// of the two forks one after the other.
+				return fieldErr(-1, "new_session_id", "session %s already exists", newKey)
+			}
 			return err
 		}
 		return repository.New[models.Message](tx).Insert(ctx, copies...)

@@ -103,6 +103,14 @@ func (o *ListOptions) normalize() error {
 	case o.Limit < 0 || o.Limit > MaxListLimit:
 		return fieldErr(-1, "limit", "must be between 1 and %d", MaxListLimit)
 	}
+	// Checked here, not by the database: bun inlines a value it cannot
+	// encode (a NUL byte) as an error in the SQL, which came back as 503.
+	if err := CheckText(-1, "owner", o.UserID, models.MaxIDLen); err != nil {
+		return err
+	}
+	if err := CheckText(-1, "agent", o.AgentName, models.MaxAgentName); err != nil {
+		return err
+	}
 	for _, st := range o.Statuses {
 		if _, ok := map[string]bool{"active": true, "completed": true, "cancelled": true, "error": true}[st]; !ok {
 			return fieldErr(-1, "status", "%q is not active, completed, cancelled or error", st)

@@ -230,6 +230,18 @@ func TestListing(t *testing.T) {
 				t.Errorf("%+v accepted", bad)
 			}
 		}
+		// A NUL byte or invalid UTF-8 in a filter is bad input naming the
+		// filter (it was a storage error, 503, on PostgreSQL).
+		for _, c := range []struct {
+			o     sessionstore.ListOptions
+			field string
+		}{{sessionstore.ListOptions{UserID: "a\x00b"}, "owner"}, {sessionstore.ListOptions{AgentName: "x\x00"}, "agent"},
+			{sessionstore.ListOptions{AgentName: "\xff"}, "agent"}} {
+			_, err := s.ListSessions(ctx, c.o)
+			if fe, ok := models.AsFieldError(err); !ok || fe.Field != c.field {
+				t.Errorf("%+v: %v, want bad input naming %q", c.o, err, c.field)
+			}
+		}
 	})
 }
 

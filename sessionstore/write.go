@@ -60,8 +60,18 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 	err = s.withRetry(ctx, "store", neverSent, func() error {
 		var err error
 		res, err = s.write(ctx, s.db, p)
+		if repository.IsUniqueViolation(err) {
+			// A concurrent call stored one of these ids (in another session,
+			// whose lock is not ours) between our check and our insert. Once
+			// more: the check now sees its row and answers as if the two
+			// calls had run one after the other.
+			res, err = s.write(ctx, s.db, p)
+		}
 		return err
 	})
+	if repository.IsUniqueViolation(err) {
+		err = fmt.Errorf("%w: %s", ErrConflict, firstLine(err))
+	}
 	if err != nil {
 		return StoreResult{SessionID: sid}, fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
 	}

@@ -103,7 +103,7 @@ func classify(err error) int {
 		return ExitUsage
 	case errors.Is(err, repository.ErrUnavailable):
 		return ExitUnavailable
-	case errors.Is(err, sessionstore.ErrSessionNotActive), errors.Is(err, sessionstore.ErrInvalidTransition):
+	case errors.Is(err, sessionstore.ErrSessionNotActive), errors.Is(err, sessionstore.ErrInvalidTransition), errors.Is(err, sessionstore.ErrConflict):
 		return ExitUsage
 	}
 	if _, ok := models.AsFieldError(err); ok {
