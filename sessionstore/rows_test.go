@@ -93,7 +93,7 @@ func TestRowsThePeerCanRead(t *testing.T) {
 				sid, at := uuid.NewString(), `"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"`
 				in := `{"kind":"session","id":"` + sid + `","status":"active","tenant_id":"A",` + at + "}\n" +
 					`{"kind":"message","id":"` + uuid.NewString() + `","session_id":"` + sid + `","role":"user","content":"imported","tenant_id":"A",` + at + "}\n"
-				_, err := transfer.Import(ctx, db, strings.NewReader(in), transfer.ImportOptions{})
+				_, err := transfer.Import(ctx, db, strings.NewReader(in), transfer.ImportOptions{AllTenants: true})
 				return err
 			},
 		}

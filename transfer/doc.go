@@ -3,5 +3,5 @@
 // and SQLite in either direction.
 //
 //	n, err := transfer.Export(ctx, db, w, transfer.ExportOptions{TenantID: "alice"})
-//	st, err := transfer.Import(ctx, db, r, transfer.ImportOptions{})
+//	st, err := transfer.Import(ctx, db, r, transfer.ImportOptions{Tenant: "alice"})
 package transfer

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	gojson "github.com/goccy/go-json"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,6 +81,11 @@ func parseTime(field, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return t, fmt.Errorf("field %q: %w", field, err)
+	}
+	// Year 0 parses, and PostgreSQL would store it as 1 BC: refused, as the
+	// store refuses it.
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return t, fmt.Errorf("field %q: year %d is outside 1 to 9999", field, y)
 	}
 	return t.UTC(), nil
 }
@@ -193,6 +200,16 @@ type ImportOptions struct {
 	BatchSize int
 	// Progress, when set, is called after each batch with the bytes read so far.
 	Progress func(bytesRead int64)
+	// Tenant is the tenant the import acts for: a row of any other tenant,
+	// or a message into a session of another tenant, is refused. Empty
+	// (with AllTenants) takes every tenant's rows, as an export with
+	// --all-tenants wrote them.
+	Tenant     string
+	AllTenants bool
+	// Atomic writes the whole file in one transaction: a bad line leaves
+	// the database as it was. Without it each batch commits on its own and
+	// a bad line stops the import after the batches before it.
+	Atomic bool
 }
 
 // ImportStats says what an import did.
@@ -200,6 +217,9 @@ type ImportStats struct {
 	Sessions, Messages int // records read
 	Inserted           int // messages written
 	Skipped            int // messages already present (same id)
+	// CommittedLines is the last line of the last batch committed: after a
+	// failure without Atomic, what is in the database (0 when nothing is).
+	CommittedLines int
 }
 
 // Import reads an export and writes it in batches, each its own transaction.
@@ -213,16 +233,26 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 		o.BatchSize = 5000
 	}
 	var st ImportStats
+	if !o.AllTenants {
+		if err := sessionstore.CheckText(-1, "tenant", o.Tenant, models.MaxIDLen); err != nil || o.Tenant == "" {
+			return st, &models.FieldError{Index: -1, Field: "tenant", Reason: "an import acts for one tenant (or for all)"}
+		}
+	}
 	// A row is "already there" when its primary key is: (id), or
 	// (session_id, id) once the tables are distributed on Citus, where the
 	// probe then reads only the batch's sessions' shards.
 	scoped := false
-	if repository.IsPostgres(db) {
+	pg := repository.IsPostgres(db)
+	if pg {
 		pk, err := repository.PrimaryKey(ctx, db, "messages")
 		if err != nil {
 			return st, err
 		}
 		scoped = len(pk) == 2 && pk[0] == "session_id"
+	}
+	w, err := newWriter(ctx, db, pg, scoped, o.Atomic)
+	if err != nil {
+		return st, err
 	}
 	// Decoding costs about as much CPU as the database spends writing, so
 	// the two run side by side: one batch decoded ahead, no more.
@@ -233,14 +263,21 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	var decodeErr error
 	go func() {
 		defer close(batches)
-		read, decodeErr = decodeImport(dctx, r, o.BatchSize, batches)
+		read, decodeErr = decodeImport(dctx, r, o, batches)
 	}()
+	owners := sessionOwners{}
 	var writeErr error
+	last := 0
 	for b := range batches {
 		if writeErr != nil {
 			continue // the decoder stops at its next batch; drain what it sent
 		}
-		ins, err := importBatch(ctx, db, b.sessions, b.msgs, scoped)
+		ins, err := func() (int, error) {
+			if err := owners.check(ctx, w.reader(), b, o); err != nil {
+				return 0, err
+			}
+			return w.write(ctx, b)
+		}()
 		if err != nil {
 			writeErr = err
 			stop()
@@ -248,15 +285,88 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 		}
 		st.Inserted += ins
 		st.Skipped += len(b.msgs) - ins
+		if last = b.lastLine; !o.Atomic {
+			st.CommittedLines = last
+		}
 		if o.Progress != nil {
 			o.Progress(b.read)
 		}
 	}
 	st.Sessions, st.Messages = read.Sessions, read.Messages
-	if writeErr != nil {
-		return st, writeErr
+	err = writeErr
+	if err == nil {
+		err = decodeErr
 	}
-	return st, decodeErr
+	if ferr := w.finish(ctx, err == nil); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil && o.Atomic {
+		st.Inserted, st.Skipped = 0, 0
+	}
+	if err == nil && o.Atomic {
+		st.CommittedLines = last
+	}
+	return st, err
+}
+
+// sessionOwners knows the tenant of every session the import has met (in
+// the file or in the database), to refuse a message into another tenant's
+// session before anything of its batch is written.
+type sessionOwners map[uuid.UUID]*string
+
+func (so sessionOwners) check(ctx context.Context, db bun.IDB, b importBatchIn, o ImportOptions) error {
+	var unknown []uuid.UUID
+	for _, s := range b.sessions {
+		if _, ok := so[s.ID]; !ok {
+			unknown = append(unknown, s.ID)
+		}
+	}
+	for _, m := range b.msgs {
+		if _, ok := so[m.m.SessionID]; !ok {
+			unknown = append(unknown, m.m.SessionID)
+		}
+	}
+	if len(unknown) > 0 {
+		var rows []struct {
+			ID       uuid.UUID `bun:"id"`
+			TenantID *string   `bun:"tenant_id"`
+		}
+		if err := db.NewSelect().Table("sessions").Column("id", "tenant_id").Where("id IN (?)", bun.In(unknown)).Scan(ctx, &rows); err != nil {
+			return fmt.Errorf("import: read the batch's sessions: %w", err)
+		}
+		for _, r := range rows {
+			so[r.ID] = r.TenantID
+		}
+	}
+	tenantOf := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprintf("%q", *p)
+	}
+	for i, s := range b.sessions {
+		owner, exists := so[s.ID]
+		if exists && !o.AllTenants && tenantOf(owner) != tenantOf(s.TenantID) {
+			return lineErr(b.sessionLines[i], "id", "session %s exists and belongs to another tenant", s.ID)
+		}
+		if !exists {
+			so[s.ID] = s.TenantID
+		}
+	}
+	for i, m := range b.msgs {
+		owner, exists := so[m.m.SessionID]
+		switch {
+		case !exists:
+			return lineErr(b.msgLines[i], "session_id", "no session %s in the file before this line or in the database", m.m.SessionID)
+		case !o.AllTenants && tenantOf(owner) != tenantOf(&o.Tenant):
+			return lineErr(b.msgLines[i], "session_id", "session %s belongs to another tenant", m.m.SessionID)
+		}
+	}
+	return nil
+}
+
+func lineErr(line int, field, format string, a ...any) error {
+	return &models.FieldError{Index: -1, Field: fmt.Sprintf("line %d", line), Reason: fmt.Sprintf("field %q: ", field) + fmt.Sprintf(format, a...)}
 }
 
 // importBatchIn is one batch as decoded, with the bytes read up to its end.
@@ -264,17 +374,24 @@ type importBatchIn struct {
 	sessions []*models.Session
 	msgs     []importMsg
 	read     int64
+	// the lines each record came from, and the batch's last line
+	sessionLines, msgLines []int
+	firstLine, lastLine    int
 }
 
-// decodeImport reads records and sends them in batches of size, the last one
-// short; it counts the records it read and stops at the first bad one (the
-// partial batch before it is not sent) or when ctx ends.
-func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importBatchIn) (ImportStats, error) {
+// decodeImport reads records and sends them in batches of o.BatchSize, the
+// last one short; it counts the records it read and stops at the first bad
+// one (the partial batch before it is not sent) or when ctx ends. A record
+// is checked as the store checks what it writes (the same limits and
+// refusals), and refused when it belongs to another tenant than o.Tenant
+// (unless o.AllTenants) or repeats an id of its batch.
+func decodeImport(ctx context.Context, r io.Reader, o ImportOptions, out chan<- importBatchIn) (ImportStats, error) {
 	var st ImportStats
 	cr := &countingReader{r: r}
 	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 1<<20), sessionstore.MaxContentBytes*2)
 	var b importBatchIn
+	ids := map[uuid.UUID]int{} // the batch's message and session ids, by line
 	send := func() error {
 		if len(b.sessions) == 0 && len(b.msgs) == 0 {
 			return nil
@@ -283,6 +400,7 @@ func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importB
 		select {
 		case out <- b:
 			b = importBatchIn{}
+			clear(ids)
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -302,6 +420,31 @@ func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importB
 		if err := decodeRecord(raw, &rec); err != nil {
 			return st, bad(err)
 		}
+		// What the decoder would change in silence: a lone surrogate made
+		// U+FFFD, the last of a repeated key kept. (The JSON columns get
+		// the full check in rawJSON; the whole line only when it has an
+		// escape the cheap scan cannot judge: checking every line cost an
+		// import 17%.)
+		if needsFullCheck(raw) {
+			if reason := models.CheckJSONValue(raw); reason != "" {
+				return st, bad(errors.New(reason))
+			}
+		}
+		if !o.AllTenants && (rec.TenantID == nil || *rec.TenantID != o.Tenant) {
+			got := "null"
+			if rec.TenantID != nil {
+				got = fmt.Sprintf("%q", *rec.TenantID)
+			}
+			return st, bad(fmt.Errorf("field %q: %s, but this import acts for %q (give --all-tenants to import every tenant's rows)", "tenant_id", got, o.Tenant))
+		}
+		if prev, dup := ids[rec.ID]; dup && rec.ID != uuid.Nil {
+			return st, bad(fmt.Errorf("field %q: the same id as line %d", "id", prev))
+		}
+		ids[rec.ID] = line
+		if b.firstLine == 0 {
+			b.firstLine = line
+		}
+		b.lastLine = line
 		switch rec.Kind {
 		case "session":
 			s, err := rec.session()
@@ -309,6 +452,7 @@ func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importB
 				return st, bad(err)
 			}
 			b.sessions = append(b.sessions, s)
+			b.sessionLines = append(b.sessionLines, line)
 			st.Sessions++
 		case "message":
 			m, err := rec.message()
@@ -316,11 +460,12 @@ func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importB
 				return st, bad(err)
 			}
 			b.msgs = append(b.msgs, m)
+			b.msgLines = append(b.msgLines, line)
 			st.Messages++
 		default:
 			return st, bad(fmt.Errorf("unknown kind %q", rec.Kind))
 		}
-		if len(b.sessions)+len(b.msgs) >= size {
+		if len(b.sessions)+len(b.msgs) >= o.BatchSize {
 			if err := send(); err != nil {
 				return st, err
 			}
@@ -330,6 +475,62 @@ func decodeImport(ctx context.Context, r io.Reader, size int, out chan<- importB
 		return st, fmt.Errorf("read import: %w", err)
 	}
 	return st, send()
+}
+
+// needsFullCheck reports whether a record line may hold what the decoder
+// changes in silence: a \u escape of a surrogate (d800-dfff) anywhere, or a
+// top-level key that repeats (compared as written; a key with an escape
+// sends the line to the full check, which compares decoded keys).
+func needsFullCheck(raw []byte) bool {
+	var keys [32][]byte
+	nkeys, depth, inStr, esc, keyStart := 0, 0, false, false, -1
+	expectKey := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case esc:
+			esc = false
+			if c == 'u' && i+1 < len(raw) && (raw[i+1] == 'd' || raw[i+1] == 'D') {
+				return true
+			}
+			if keyStart >= 0 {
+				return true // an escaped key
+			}
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+			if keyStart >= 0 {
+				k := raw[keyStart:i]
+				for _, seen := range keys[:nkeys] {
+					if bytes.Equal(seen, k) {
+						return true
+					}
+				}
+				if nkeys == len(keys) {
+					return true
+				}
+				keys[nkeys] = k
+				nkeys++
+				keyStart = -1
+			}
+		case inStr:
+		case c == '"':
+			inStr = true
+			if depth == 1 && expectKey {
+				keyStart = i + 1
+				expectKey = false
+			}
+		case c == '{' || c == '[':
+			depth++
+			expectKey = c == '{' && depth == 1
+		case c == '}' || c == ']':
+			depth--
+		case c == ',' && depth == 1:
+			expectKey = true
+		}
+	}
+	return false
 }
 
 // decodeRecord decodes one line of an export. goccy/go-json decodes the
@@ -425,7 +626,43 @@ func (r *importRecord) times() (created, updated time.Time, deleted *time.Time, 
 	return
 }
 
+// checkTexts applies the store's text checks (sessionstore.CheckText: valid
+// UTF-8, no NUL, the store's lengths) to the record's text columns, so an
+// import takes exactly what a store would, on every database.
+func (r *importRecord) checkTexts() error {
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"role", (*string)(&r.Role), models.MaxRoleLen}, {"name", r.Name, 0}, {"description", r.Description, 0},
+		{"agent_name", r.AgentName, models.MaxAgentName}, {"status", &r.Status, models.MaxRoleLen},
+		{"trace_id", r.TraceID, models.MaxIDLen}, {"span_id", r.SpanID, models.MaxIDLen},
+		{"user_id", r.UserID, models.MaxIDLen}, {"tenant_id", r.TenantID, models.MaxIDLen}} {
+		if f.v == nil {
+			continue
+		}
+		if err := sessionstore.CheckText(-1, f.name, *f.v, f.max); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.Tags {
+		if err := sessionstore.CheckText(-1, "tags", t, 0); err != nil {
+			return err
+		}
+	}
+	if len(r.Content) > sessionstore.MaxContentBytes {
+		return fmt.Errorf("field %q: larger than %d MiB (%d bytes)", "content", sessionstore.MaxContentBytes>>20, len(r.Content))
+	}
+	return sessionstore.CheckText(-1, "content", r.Content, 0)
+}
+
 func (r *importRecord) session() (*models.Session, error) {
+	if r.ID == uuid.Nil {
+		return nil, errors.New("id is required")
+	}
+	if err := r.checkTexts(); err != nil {
+		return nil, err
+	}
 	c, u, d, err := r.times()
 	if err != nil {
 		return nil, err
@@ -455,7 +692,7 @@ func (r *importRecord) message() (importMsg, error) {
 	if r.ID == uuid.Nil || r.SessionID == uuid.Nil {
 		return importMsg{}, errors.New("id and session_id are required")
 	}
-	if err := sessionstore.CheckText(-1, "content", r.Content, 0); err != nil {
+	if err := r.checkTexts(); err != nil {
 		return importMsg{}, err
 	}
 	c, u, d, err := r.times()
@@ -485,14 +722,91 @@ func (r *importRecord) message() (importMsg, error) {
 	return importMsg{m: m, meta: meta, edges: edges}, nil
 }
 
-// importBatch writes one batch in a transaction and returns how many
-// messages were new.
-func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg, scoped bool) (int, error) {
-	if repository.IsPostgres(db) {
-		return importBatchPG(ctx, db, sessions, batch, scoped)
+// writer writes batches: each in its own transaction, or (atomic) all in
+// one, committed by finish.
+type writer struct {
+	db                *bun.DB
+	pg, scoped, atomc bool
+	conn              *sql.Conn // PostgreSQL: one connection for the import
+	open              bool      // PostgreSQL, atomic: the transaction has begun
+	tx                *bun.Tx   // SQLite, atomic
+}
+
+func newWriter(ctx context.Context, db *bun.DB, pg, scoped, atomic bool) (*writer, error) {
+	w := &writer{db: db, pg: pg, scoped: scoped, atomc: atomic}
+	var err error
+	switch {
+	case pg:
+		if w.conn, err = db.DB.Conn(ctx); err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+	case atomic:
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		w.tx = &tx
 	}
-	msgs := make([]*models.Message, len(batch))
-	for i, im := range batch {
+	return w, nil
+}
+
+// reader is where the import reads the database: its own transaction on
+// SQLite when it holds one (the only writer connection; another would wait
+// for it for ever), the pool otherwise.
+func (w *writer) reader() bun.IDB {
+	if w.tx != nil {
+		return *w.tx
+	}
+	return w.db
+}
+
+// write writes one batch and returns how many messages were new. A batch
+// the database refuses is bad input naming its lines, never an outage.
+func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
+	var n int
+	var err error
+	if w.pg {
+		n, err = w.writePG(ctx, b)
+	} else {
+		n, err = w.writeSQLite(ctx, b)
+	}
+	if err != nil && (repository.IsUniqueViolation(err) || repository.IsDataException(err) || constraint(err)) {
+		return 0, &models.FieldError{Index: -1, Field: fmt.Sprintf("lines %d-%d", b.firstLine, b.lastLine),
+			Reason: "the database refused the batch: " + firstLine(err)}
+	}
+	return n, err
+}
+
+// finish commits (ok) or rolls back the atomic transaction and lets go of
+// the connection.
+func (w *writer) finish(ctx context.Context, ok bool) error {
+	var err error
+	switch {
+	case w.pg:
+		if w.open {
+			stmt := "ROLLBACK"
+			if ok {
+				stmt = "COMMIT"
+			}
+			_, err = w.conn.ExecContext(ctx, stmt)
+		}
+		if cerr := w.conn.Close(); err == nil {
+			err = cerr
+		}
+	case w.tx != nil && ok:
+		err = w.tx.Commit()
+	case w.tx != nil:
+		err = w.tx.Rollback()
+	}
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return nil
+}
+
+func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) {
+	msgs := make([]*models.Message, len(b.msgs))
+	for i, im := range b.msgs {
 		msgs[i] = im.m
 		if err := msgs[i].Metadata.Scan([]byte(im.meta)); err != nil {
 			return 0, err
@@ -502,9 +816,9 @@ func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, ba
 		}
 	}
 	inserted := 0
-	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if len(sessions) > 0 {
-			if _, err := tx.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+	body := func(ctx context.Context, tx bun.Tx) error {
+		if len(b.sessions) > 0 {
+			if _, err := tx.NewInsert().Model(&b.sessions).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 				return fmt.Errorf("import sessions: %w", err)
 			}
 		}
@@ -518,8 +832,11 @@ func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, ba
 		n, _ := res.RowsAffected()
 		inserted = int(n)
 		return nil
-	})
-	return inserted, err
+	}
+	if w.tx != nil {
+		return inserted, body(ctx, *w.tx)
+	}
+	return inserted, w.db.RunInTx(ctx, nil, body)
 }
 
 // CopyColumns are the messages columns an import writes, in the order its
@@ -527,18 +844,18 @@ func importBatch(ctx context.Context, db *bun.DB, sessions []*models.Session, ba
 var CopyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
 	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
 
-// importBatchPG runs one batch on a single pgx connection: sessions inserted,
-// messages COPYed into a temporary table and inserted from it, skipping ids
-// that exist. database/sql's transactions do not expose their connection, so
-// the transaction is pgx's own.
-func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, batch []importMsg, scoped bool) (int, error) {
+// writePG runs one batch on the import's pgx connection: sessions inserted,
+// messages COPYed into the table, skipping ids that exist. database/sql's
+// transactions do not expose their connection, so the transaction is spelt
+// out in SQL on the connection the import holds.
+func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 	var sessSQL string
-	if len(sessions) > 0 {
-		sessSQL = db.NewInsert().Model(&sessions).On("CONFLICT (id) DO NOTHING").String()
+	if len(b.sessions) > 0 {
+		sessSQL = w.db.NewInsert().Model(&b.sessions).On("CONFLICT (id) DO NOTHING").String()
 	}
-	rows := make([][]any, len(batch))
-	msgs := make([]*models.Message, len(batch))
-	for i, im := range batch {
+	rows := make([][]any, len(b.msgs))
+	msgs := make([]*models.Message, len(b.msgs))
+	for i, im := range b.msgs {
 		m := im.m
 		msgs[i] = m
 		meta, edges := string(im.meta), string(im.edges)
@@ -555,20 +872,22 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 		rows[i] = []any{[16]byte(m.ID), [16]byte(m.SessionID), string(m.Role), m.Content, toolCalls, edges, meta, tags,
 			m.TraceID, m.SpanID, m.UserID, m.TenantID, m.CreatedAt, m.UpdatedAt, m.DeletedAt}
 	}
-	conn, err := db.DB.Conn(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("import: %w", err)
-	}
-	defer conn.Close()
 	var inserted int64
-	err = conn.Raw(func(dc any) error {
+	err := w.conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("not a pgx connection: %T", dc)
 		}
-		return pgx.BeginFunc(ctx, sc.Conn(), func(tx pgx.Tx) error {
+		c := sc.Conn()
+		if !w.open {
+			if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			w.open = true
+		}
+		err := func() error {
 			if sessSQL != "" {
-				if _, err := tx.Exec(ctx, sessSQL); err != nil {
+				if _, err := c.Exec(ctx, sessSQL); err != nil {
 					return fmt.Errorf("import sessions: %w", err)
 				}
 			}
@@ -581,11 +900,11 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 			// again without the rows the table holds, and a second refusal
 			// is the answer. Probing first on every batch cost a sixth of an
 			// import.
-			n, err := copyRows(ctx, tx, rows)
+			n, err := copyRows(ctx, c, rows)
 			if refused(err) {
 				var fresh [][]any
-				if fresh, err = withoutExisting(ctx, tx, msgs, rows, scoped); err == nil {
-					n, err = copyRows(ctx, tx, fresh)
+				if fresh, err = withoutExisting(ctx, c, msgs, rows, w.scoped); err == nil {
+					n, err = copyRows(ctx, c, fresh)
 				}
 			}
 			if err != nil {
@@ -593,29 +912,41 @@ func importBatchPG(ctx context.Context, db *bun.DB, sessions []*models.Session, 
 			}
 			inserted = n
 			return nil
-		})
+		}()
+		if w.atomc {
+			return err // finish commits or rolls back
+		}
+		stmt := "COMMIT"
+		if err != nil {
+			stmt = "ROLLBACK"
+		}
+		w.open = false
+		if _, cerr := c.Exec(ctx, stmt); err == nil && cerr != nil {
+			err = fmt.Errorf("import: %w", cerr)
+		}
+		return err
 	})
 	return int(inserted), err
 }
 
 // copyRows COPYs rows into messages under a savepoint, so a failed copy
-// leaves the batch's transaction usable.
-func copyRows(ctx context.Context, tx pgx.Tx, rows [][]any) (int64, error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
+// leaves the transaction usable.
+func copyRows(ctx context.Context, c *pgx.Conn, rows [][]any) (int64, error) {
+	if _, err := c.Exec(ctx, "SAVEPOINT import_copy"); err != nil {
 		return 0, err
 	}
-	n, err := sp.CopyFrom(ctx, pgx.Identifier{"messages"}, CopyColumns, pgx.CopyFromRows(rows))
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, CopyColumns, pgx.CopyFromRows(rows))
 	if err != nil {
-		_ = sp.Rollback(ctx)
+		_, _ = c.Exec(ctx, "ROLLBACK TO SAVEPOINT import_copy")
 		return 0, fmt.Errorf("copy: %w", err)
 	}
-	return n, sp.Commit(ctx)
+	_, err = c.Exec(ctx, "RELEASE SAVEPOINT import_copy")
+	return n, err
 }
 
 // withoutExisting drops the rows whose id the table already holds (within
 // the batch's sessions once the tables are distributed).
-func withoutExisting(ctx context.Context, tx pgx.Tx, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, error) {
+func withoutExisting(ctx context.Context, c *pgx.Conn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, error) {
 	// As text: the connection speaks the simple protocol (see repository.Open).
 	ids := make([]string, len(msgs))
 	var sids []string
@@ -631,7 +962,7 @@ func withoutExisting(ctx context.Context, tx pgx.Tx, msgs []*models.Message, row
 	if scoped {
 		probe, args = probe+" AND session_id = ANY($2::uuid[])", append(args, sids)
 	}
-	rs, err := tx.Query(ctx, probe, args...)
+	rs, err := c.Query(ctx, probe, args...)
 	if err != nil {
 		return nil, fmt.Errorf("check ids: %w", err)
 	}
@@ -650,6 +981,25 @@ func withoutExisting(ctx context.Context, tx pgx.Tx, msgs []*models.Message, row
 		}
 	}
 	return fresh, nil
+}
+
+// constraint is PostgreSQL refusing a row (class 23: not null, foreign
+// key, check) or SQLite's constraint codes: the file's fault.
+func constraint(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "23")
+	}
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 19 // SQLITE_CONSTRAINT
+}
+
+func firstLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return msg[:i]
+	}
+	return msg
 }
 
 // refused is an error the server answered with (not a lost connection).

@@ -87,7 +87,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 					t.Fatalf("export has %d lines", bytes.Count(first, []byte("\n")))
 				}
 				dst := to.New(t)
-				st, err := transfer.Import(context.Background(), dst, bytes.NewReader(first), transfer.ImportOptions{BatchSize: 4})
+				st, err := transfer.Import(context.Background(), dst, bytes.NewReader(first), transfer.ImportOptions{BatchSize: 4, AllTenants: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,7 +140,7 @@ func TestImportResumes(t *testing.T) {
 			data := export(t, src, transfer.ExportOptions{})
 			dst := d.New(t)
 			ctx := context.Background()
-			_, err := transfer.Import(ctx, dst, &failAfter{r: bytes.NewReader(data), n: len(data) / 2}, transfer.ImportOptions{BatchSize: 3})
+			_, err := transfer.Import(ctx, dst, &failAfter{r: bytes.NewReader(data), n: len(data) / 2}, transfer.ImportOptions{BatchSize: 3, AllTenants: true})
 			if err == nil {
 				t.Fatal("the killed import did not fail")
 			}
@@ -151,7 +151,7 @@ func TestImportResumes(t *testing.T) {
 			// Batches of 5 against the 3 of the first run: one batch holds
 			// rows already there and new ones (a COPY that meets an existing
 			// id, then the probe).
-			st, err := transfer.Import(ctx, dst, bytes.NewReader(data), transfer.ImportOptions{BatchSize: 5})
+			st, err := transfer.Import(ctx, dst, bytes.NewReader(data), transfer.ImportOptions{BatchSize: 5, AllTenants: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestExportTenantScoped(t *testing.T) {
 	if _, err := transfer.Export(context.Background(), db, &out, transfer.ExportOptions{TenantID: "B", SessionID: aid.String()}); !errors.Is(err, sessionstore.ErrNotFound) || out.Len() != 0 {
 		t.Fatalf("B exported A's session: %v %q", err, out.String())
 	}
-	if _, err := transfer.Import(context.Background(), db, strings.NewReader(`{"kind":"nope"}`), transfer.ImportOptions{}); err == nil {
+	if _, err := transfer.Import(context.Background(), db, strings.NewReader(`{"kind":"nope"}`), transfer.ImportOptions{AllTenants: true}); err == nil {
 		t.Fatal("unknown record accepted")
 	}
 }

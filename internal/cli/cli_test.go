@@ -224,6 +224,15 @@ func TestExportImportMigrateCLI(t *testing.T) {
 			if r := run(t, dst, "not json\n", "import", "-"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "line 1") {
 				t.Fatalf("bad import: %d %q", r.code, r.stderr)
 			}
+			// Another tenant's export is refused naming the line and the
+			// way to take it (issue 26: import trusted the file's tenant).
+			if r := run(t, dst, exp.stdout, "import", "-", "--user-id", "mallory"); r.code != cli.ExitUsage ||
+				!strings.Contains(r.stderr, "line 1") || !strings.Contains(r.stderr, "--all-tenants") || !strings.Contains(r.stderr, "nothing imported") {
+				t.Fatalf("import as another tenant: %d %q", r.code, r.stderr)
+			}
+			if r := run(t, dst, exp.stdout, "import", "-", "--all-tenants", "--atomic"); r.code != 0 || !strings.Contains(r.stdout, "0 inserted, 9 already present") {
+				t.Fatalf("import --all-tenants --atomic: %d %q %q", r.code, r.stdout, r.stderr)
+			}
 			st := run(t, dst, "", "migrate", "status", "--json")
 			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != len(repository.Migrations().Sorted()) {
 				t.Fatalf("status: %q", st.stdout)

@@ -68,15 +68,26 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 
 func newImportCmd(e *env) *cobra.Command {
 	var batch int
+	var allTenants, atomic bool
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Load a JSON Lines export; safe to run again after an interruption",
 		Long: `Reads an export ("-" for stdin) and writes it in batches, each one transaction
 (COPY on PostgreSQL). Rows whose id already exists are skipped, so an import
 that was interrupted can simply be run again: every message ends up exactly
-once. A progress bar shows on a terminal.`,
-		Example: "  remstore import backup.jsonl --db postgres://localhost/app",
-		Args:    cobra.ExactArgs(1),
+once. A progress bar shows on a terminal.
+
+Every record is checked as a store checks what it writes (UTF-8, NUL bytes,
+lengths, timestamps in years 1 to 9999, lone surrogates, repeated keys, an id
+twice in a batch); a bad one stops the import with its line number (exit 2).
+Rows must belong to the --user-id tenant, and messages must go into that
+tenant's sessions, unless --all-tenants (an operator restoring every tenant's
+export). Without --atomic the batches before a bad line stay committed (the
+error says up to which line; fix the file and run the same command again);
+with --atomic the whole file is one transaction and a bad line writes nothing.`,
+		Example: "  remstore import backup.jsonl --all-tenants --db postgres://localhost/app\n" +
+			"  remstore import alice.jsonl --user-id alice --atomic",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var r io.Reader = e.stdin
 			var size int64 = -1
@@ -96,7 +107,7 @@ once. A progress bar shows on a terminal.`,
 				return err
 			}
 			defer db.Close()
-			o := transfer.ImportOptions{BatchSize: batch}
+			o := transfer.ImportOptions{BatchSize: batch, Tenant: e.cfg.UserID, AllTenants: allTenants, Atomic: atomic}
 			if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				bar := progressbar.DefaultBytes(size, "importing")
 				o.Progress = func(n int64) { _ = bar.Set64(n) }
@@ -104,6 +115,15 @@ once. A progress bar shows on a terminal.`,
 			}
 			st, err := transfer.Import(e.ctx, db, r, o)
 			if err != nil {
+				switch {
+				case atomic:
+					fmt.Fprintln(e.stderr, "remstore: nothing imported (--atomic)")
+				case st.CommittedLines > 0:
+					fmt.Fprintf(e.stderr, "remstore: lines 1-%d are imported (%d messages new); fix the file and run the same command again: what is there is skipped\n",
+						st.CommittedLines, st.Inserted)
+				default:
+					fmt.Fprintln(e.stderr, "remstore: nothing imported")
+				}
 				return err
 			}
 			fmt.Fprintf(e.stdout, "sessions %d, messages %d: %d inserted, %d already present\n", st.Sessions, st.Messages, st.Inserted, st.Skipped)
@@ -111,6 +131,8 @@ once. A progress bar shows on a terminal.`,
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", 1000, "records per transaction")
+	cmd.Flags().BoolVar(&allTenants, "all-tenants", false, "import every tenant's rows, not only --user-id's")
+	cmd.Flags().BoolVar(&atomic, "atomic", false, "one transaction for the whole file: a bad line imports nothing")
 	return cmd
 }
 
