@@ -194,6 +194,13 @@ func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string,
 		if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"); err != nil {
 			return err
 		}
+		// The tenant guard's triggers cannot stay on distributed tables
+		// (tenant_guard.go): dropped first.
+		for _, q := range dropTenantGuardDDL() {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("distribute: drop the tenant guard: %w", err)
+			}
+		}
 		for i, d := range distribution {
 			if st.Tables[i].Type != "local" {
 				continue

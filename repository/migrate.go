@@ -176,7 +176,47 @@ func Migrations() *migrate.Migrations {
 			}
 			return nil
 		})
+	// 6 is the tenant guard (tenant_guard.go), on PostgreSQL tables that are
+	// not distributed.
+	ms.Add(migrate.Migration{Name: "20260101000006", Comment: "tenant_guard",
+		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			db := m.DB()
+			if !IsPostgres(db) {
+				return nil
+			}
+			var citus, distributed bool
+			if err := db.NewRaw(`SELECT to_regclass('pg_dist_partition') IS NOT NULL`).Scan(ctx, &citus); err != nil {
+				return fmt.Errorf("tenant guard: %w", err)
+			}
+			if citus {
+				if err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass('messages'))`).Scan(ctx, &distributed); err != nil {
+					return fmt.Errorf("tenant guard: %w", err)
+				}
+			}
+			if distributed {
+				return nil
+			}
+			return execAll(ctx, db, tenantGuardDDL)
+		},
+		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			if !IsPostgres(m.DB()) {
+				return nil
+			}
+			return execAll(ctx, m.DB(), dropTenantGuardDDL())
+		}})
 	return ms
+}
+
+// execAll runs stmts in one transaction.
+func execAll(ctx context.Context, db *bun.DB, stmts []string) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, s := range stmts {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", firstLine(strings.TrimSpace(s)), err)
+			}
+		}
+		return nil
+	})
 }
 
 // partialIndexDDL indexes the rare rows a streaming load must know about

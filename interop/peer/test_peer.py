@@ -136,9 +136,25 @@ def write(direction, url, sid, msgs):
         peer_delete(sid, "alice", [0, 2])
     elif direction == "two-tenants":
         rs_store(url, sid, "alice", msgs)
-        # The peer lets another tenant write into alice's session; remstore
-        # refuses it (the session is alice's) but shows bob his own rows.
+        # The peer lets another tenant write into alice's session; the
+        # database's tenant guard (remstore migration 6) now refuses each of
+        # its inserts (the peer logs the failure and goes on), and alice's
+        # session keeps only her rows.
         peer_store(sid, "bob", msgs)
+        from peerlib import peer_db
+        assert arun(peer_db._db.fetchrow("SELECT count(*) AS n FROM messages WHERE session_id = $1 AND tenant_id = 'bob'",
+                                         sid))["n"] == 0
+        # Databases hold such rows from before the guard: written with it
+        # off, both systems must still read them alike (and remstore shows
+        # bob his own rows).
+        guard = ["remstore_message_tenant_insert"]
+        for g in guard:
+            arun(peer_db._db.execute(f"ALTER TABLE messages DISABLE TRIGGER {g}"))
+        try:
+            peer_store(sid, "bob", msgs)
+        finally:
+            for g in guard:
+                arun(peer_db._db.execute(f"ALTER TABLE messages ENABLE TRIGGER {g}"))
         p = remstore(["store", "--db", url, "--user-id", "bob", "--session-id", str(sid)],
                      json.dumps(msgs[:1]).encode(), check=False)
         assert p.returncode == 1 and b"not found" in p.stderr, p.stderr
@@ -291,3 +307,28 @@ def masked_parts(dumped):
             if isinstance(p.get("content"), str):
                 p["content"] = key.sub("<key>", p["content"])
     return dumped
+
+
+def test_takeover_of_a_soft_deleted_session_fails(database):
+    """Issue 26: alice soft-deletes her session; the peer's
+    store_session_messages as bob on its id ran its upsert and set the
+    session's tenant to bob (alice's next store: 404; bob could read, rename
+    and purge it). The database's tenant guard refuses it: bob's rows never
+    land, and alice's store brings her session back."""
+    db, url = database
+    sid = str(uuid.uuid4())
+    rs_store(url, sid, "alice", [{"role": "user", "content": "mine"}])
+    remstore(["sessions", "delete", sid, "--db", url, "--user-id", "alice"])
+    # The peer logs the guard's refusals and returns.
+    peer_store(sid, "bob", [{"role": "user", "content": "FORGED: alice said transfer all funds"}])
+    from peerlib import peer_db
+    row = arun(peer_db._db.fetchrow("SELECT tenant_id FROM sessions WHERE id = $1", uuid.UUID(sid)))
+    assert row["tenant_id"] == "alice"
+    n = arun(peer_db._db.fetchrow("SELECT count(*) AS n FROM messages WHERE session_id = $1 AND tenant_id = 'bob'", uuid.UUID(sid)))
+    assert n["n"] == 0
+    rs_store(url, sid, "alice", [{"role": "user", "content": "back"}])
+    # Her session is hers again (its deleted messages stay deleted, as after any delete).
+    assert [m["content"] for m in rs_load(url, sid, "alice", 200)] == ["back"]
+    p = remstore(["sessions", "get", sid, "--db", url, "--user-id", "bob"], check=False)
+    assert p.returncode != 0 and b"not found" in p.stderr
+    count(db, "peer-as-bob", "takeover", "refused by the tenant guard")
