@@ -29,7 +29,22 @@ print("| direction | shape | " + " | ".join(h for _, h in COLS) + " |")
 print("|---|---|" + "---:|" * len(COLS))
 tot = dict.fromkeys((c for c, _ in COLS), 0)
 for (d, s), r in sorted(rows.items()):
+    if not any(r.values()):
+        continue  # counted below
     print(f"| {d} | {s} | " + " | ".join(str(r[c]) for c, _ in COLS) + " |")
     for c, _ in COLS:
         tot[c] += r[c]
 print("| **all** | | " + " | ".join(f"**{tot[c]}**" for c, _ in COLS) + " |")
+
+# Cases counted in other terms (the writers of issue 25, mixed writers, the
+# tenant guard), summed over both databases.
+other: dict = {}
+for key, cell in m.items():
+    _, direction, shape = key.split(" / ")
+    for what, n in cell.items():
+        if what not in dict(COLS):
+            other[(direction, shape, what)] = other.get((direction, shape, what), 0) + n
+if other:
+    print()
+    for (d, s, what), n in sorted(other.items()):
+        print(f"- {d} / {s}: {what}: {n}")
