@@ -331,7 +331,7 @@ func (so sessionOwners) check(ctx context.Context, db bun.IDB, b importBatchIn, 
 			ID       uuid.UUID `bun:"id"`
 			TenantID *string   `bun:"tenant_id"`
 		}
-		if err := db.NewSelect().Table("sessions").Column("id", "tenant_id").Where("id IN (?)", bun.In(unknown)).Scan(ctx, &rows); err != nil {
+		if err := db.NewSelect().Table("sessions").Column("id", "tenant_id").Where("id IN (?)", bun.List(unknown)).Scan(ctx, &rows); err != nil {
 			return fmt.Errorf("import: read the batch's sessions: %w", err)
 		}
 		for _, r := range rows {
