@@ -195,9 +195,17 @@ func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string,
 			return err
 		}
 		// The tenant guard's triggers cannot stay on distributed tables
-		// (tenant_guard.go): dropped first.
-		for _, q := range dropTenantGuardDDL() {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
+		// (tenant_guard.go): dropped from the tables still local (a
+		// distributed one has none, and refuses even DROP TRIGGER IF EXISTS).
+		local := map[string]bool{}
+		for i, d := range distribution {
+			local[d.table] = st.Tables[i].Type == "local"
+		}
+		for _, tr := range TenantGuardTriggers {
+			if !local[tr[0]] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+tr[1]+" ON "+tr[0]); err != nil {
 				return fmt.Errorf("distribute: drop the tenant guard: %w", err)
 			}
 		}

@@ -184,17 +184,8 @@ func Migrations() *migrate.Migrations {
 			if !IsPostgres(db) {
 				return nil
 			}
-			var citus, distributed bool
-			if err := db.NewRaw(`SELECT to_regclass('pg_dist_partition') IS NOT NULL`).Scan(ctx, &citus); err != nil {
-				return fmt.Errorf("tenant guard: %w", err)
-			}
-			if citus {
-				if err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass('messages'))`).Scan(ctx, &distributed); err != nil {
-					return fmt.Errorf("tenant guard: %w", err)
-				}
-			}
-			if distributed {
-				return nil
+			if distributed, err := messagesDistributed(ctx, db); err != nil || distributed {
+				return err
 			}
 			return execAll(ctx, db, tenantGuardDDL)
 		},
@@ -202,9 +193,23 @@ func Migrations() *migrate.Migrations {
 			if !IsPostgres(m.DB()) {
 				return nil
 			}
+			// Distributed tables never had it (and refuse DROP TRIGGER).
+			if distributed, err := messagesDistributed(ctx, m.DB()); err != nil || distributed {
+				return err
+			}
 			return execAll(ctx, m.DB(), dropTenantGuardDDL())
 		}})
 	return ms
+}
+
+// messagesDistributed reports whether messages is a Citus distributed table.
+func messagesDistributed(ctx context.Context, db bun.IDB) (bool, error) {
+	var citus, distributed bool
+	if err := db.NewRaw(`SELECT to_regclass('pg_dist_partition') IS NOT NULL`).Scan(ctx, &citus); err != nil || !citus {
+		return false, err
+	}
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass('messages'))`).Scan(ctx, &distributed)
+	return distributed, err
 }
 
 // execAll runs stmts in one transaction.

@@ -310,7 +310,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		// re-import under fresh ids so every run writes every row
 		Setup: func() { input = reID(data) },
 		Run: func(ctx context.Context) error {
-			_, err := transfer.Import(ctx, e.DB, bytes.NewReader(input), transfer.ImportOptions{BatchSize: 5000})
+			_, err := transfer.Import(ctx, e.DB, bytes.NewReader(input), transfer.ImportOptions{BatchSize: 5000, AllTenants: true})
 			return err
 		}})
 	if pg {
