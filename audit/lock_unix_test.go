@@ -14,23 +14,23 @@ import (
 	"time"
 )
 
-// TestHelperHoldLock is not a test: run by TestLockWaitersLeakNothing as
-// another process, it holds the flock on AUDIT_HOLD_LOCK until its stdin
-// closes.
-func TestHelperHoldLock(t *testing.T) {
-	path := os.Getenv("AUDIT_HOLD_LOCK")
-	if path == "" {
-		t.Skip("helper process only")
+// TestMain doubles as the other process of TestLockWaitersLeakNothing: run
+// with AUDIT_HOLD_LOCK set, it holds the flock on that path until its stdin
+// closes, and runs no test.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("AUDIT_HOLD_LOCK"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			os.Exit(2)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			os.Exit(2)
+		}
+		os.Stdout.WriteString("locked\n")
+		_, _ = os.Stdin.Read(make([]byte, 1))
+		os.Exit(0)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout.WriteString("locked\n")
-	_, _ = os.Stdin.Read(make([]byte, 1))
+	os.Exit(m.Run())
 }
 
 func openFDs(t *testing.T) int {
@@ -49,7 +49,7 @@ func openFDs(t *testing.T) int {
 func TestLockWaitersLeakNothing(t *testing.T) {
 	dir := t.TempDir()
 	lock := Path(dir, "s") + ".lock"
-	holder := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
+	holder := exec.Command(os.Args[0])
 	holder.Env = append(os.Environ(), "AUDIT_HOLD_LOCK="+lock)
 	stdin, _ := holder.StdinPipe()
 	stdout, _ := holder.StdoutPipe()
