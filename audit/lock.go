@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 )
 
 // A dump's lock is taken in two steps. In this process, one goroutine per
 // file at a time (fileMutex): the others wait on a channel, which a context
-// can abandon at no cost. Across processes, that one goroutine polls a
-// non-blocking file lock (tryLock) with a growing pause: a blocked flock
-// would hold an OS thread that no context can take back, and 64 clients
-// timing out against another process's lock once grew 9,606 threads.
+// can abandon at no cost. Across processes, that one goroutine takes the
+// file lock (fileLock): on Unix a blocking flock, which queues fairly behind
+// other processes but cannot be cancelled, so a wait that gives up leaves it
+// to finish in the background, still holding the file's turn here; at most
+// one thread per file is ever blocked. Before, every abandoned wait kept its
+// own thread: 64 clients timing out against another process's lock grew
+// 9,606 threads.
 
 type fileMutex struct {
 	ch   chan struct{} // holds a token while the file is locked here
@@ -48,38 +50,16 @@ func lockPath(ctx context.Context, path string) (func(), error) {
 		leave()
 		return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
 	}
-	unlockFile, err := pollLock(ctx, path)
-	if err != nil {
+	done := func() {
 		<-m.ch
 		leave()
-		return nil, err
+	}
+	unlockFile, err := fileLock(ctx, path, done)
+	if err != nil {
+		return nil, err // fileLock calls done, now or when its wait ends
 	}
 	return func() {
 		unlockFile()
-		<-m.ch
-		leave()
+		done()
 	}, nil
-}
-
-// pollLock tries the cross-process lock until it is had or ctx ends, the
-// pause between tries doubling from 1 ms to 50 ms.
-func pollLock(ctx context.Context, path string) (func(), error) {
-	pause := time.Millisecond
-	for {
-		unlock, busy, err := tryLock(path)
-		if err != nil {
-			return nil, err
-		}
-		if !busy {
-			return unlock, nil
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-		case <-t.C:
-		}
-		pause = min(2*pause, 50*time.Millisecond)
-	}
 }
