@@ -80,6 +80,32 @@ func (s *stream) until(id string) []map[string]any {
 	}
 }
 
+// all returns the messages up to the responses to every one of ids.
+func (s *stream) all(ids ...string) []map[string]any {
+	s.t.Helper()
+	var got []map[string]any
+	pending := map[string]bool{}
+	for _, id := range ids {
+		pending[id] = true
+	}
+	timeout := time.After(10 * time.Second)
+	for len(pending) > 0 {
+		select {
+		case m, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("the server ended (%v) before answering %v; saw %v", <-s.done, ids, got)
+			}
+			got = append(got, m)
+			if b, _ := json.Marshal(m["id"]); m["result"] != nil || m["error"] != nil {
+				delete(pending, string(b))
+			}
+		case <-timeout:
+			s.t.Fatalf("no answer to %v; saw %v", ids, got)
+		}
+	}
+	return got
+}
+
 func errorCode(m map[string]any) int {
 	e, _ := m["error"].(map[string]any)
 	c, _ := e["code"].(float64)
@@ -120,12 +146,24 @@ func TestStreamSurvivesBadLines(t *testing.T) {
 		s.send(c.line)
 		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"rem_lookup","arguments":{"key":"nope"}}}`, 1000+i)
 		s.send(call)
-		got := s.until(fmt.Sprint(1000 + i))
-		if last := got[len(got)-1]; last["result"] == nil {
-			t.Fatalf("%s: the call after it was not answered with a result: %v", c.name, last)
+		callID := fmt.Sprint(1000 + i)
+		// The SDK answers requests concurrently: an error it sends (an
+		// unknown method) may come after the next call's answer, so wait
+		// for both ids.
+		want := []string{callID}
+		if c.code != 0 && c.id != "null" {
+			want = append(want, c.id)
 		}
+		got := s.all(want...)
 		var errs []map[string]any
-		for _, m := range got[:len(got)-1] {
+		for _, m := range got {
+			b, _ := json.Marshal(m["id"])
+			if string(b) == callID {
+				if m["result"] == nil {
+					t.Fatalf("%s: the call after it was not answered with a result: %v", c.name, m)
+				}
+				continue
+			}
 			if m["error"] != nil {
 				errs = append(errs, m)
 			}
