@@ -25,7 +25,7 @@ var refusal = func() []byte {
 // IP address, so idle or slow clients cannot use up the process's
 // descriptors (a connection is a descriptor): a connection over either cap
 // is answered 503 and closed at once, never queued. Keep total below the
-// descriptor limit (serve does). Refused counts the connections turned away.
+// descriptor limit (serve does).
 func LimitListener(ln net.Listener, total, perClient int) *Listener {
 	return &Listener{Listener: ln, b: newBudget(total, perClient)}
 }
@@ -33,10 +33,7 @@ func LimitListener(ln net.Listener, total, perClient int) *Listener {
 // Listener is a net.Listener with connection caps; see LimitListener.
 type Listener struct {
 	net.Listener
-	b  *budget
-	mu sync.Mutex
-	// refused counts connections turned away.
-	refused int64
+	b *budget
 }
 
 // Accept returns the next connection within the caps.
@@ -53,22 +50,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if l.b.take(ip) {
 			return &limitedConn{Conn: c, release: func() { l.b.give(ip) }}, nil
 		}
-		l.mu.Lock()
-		l.refused++
-		l.mu.Unlock()
 		// The socket buffer takes this at once; the deadline is for a peer
 		// whose window is closed.
 		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		_, _ = c.Write(refusal)
 		_ = c.Close()
 	}
-}
-
-// Refused is how many connections were turned away so far.
-func (l *Listener) Refused() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.refused
 }
 
 type limitedConn struct {

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/remstore/remstore/models"
 )
 
 // MaxLineBytes bounds one JSON-RPC line; MaxDepth how deeply its JSON may
@@ -166,7 +168,7 @@ func Check(line []byte) (id json.RawMessage, code int, msg string) {
 	if p, ok := env["params"]; ok && len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
 		return id, codeInvalidParams, "invalid params: params must be an object"
 	}
-	if depth(line) > MaxDepth {
+	if models.JSONDepth(line) > MaxDepth {
 		return id, codeInvalidParams, fmt.Sprintf("invalid params: nested deeper than %d levels", MaxDepth)
 	}
 	return nil, 0, ""
@@ -177,26 +179,4 @@ func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 func isNumber(raw json.RawMessage) bool {
 	var n json.Number
 	return len(raw) > 0 && raw[0] != '"' && json.Unmarshal(raw, &n) == nil
-}
-
-// depth is how deeply the JSON text nests, strings skipped.
-func depth(b []byte) int {
-	d, maxD, inStr, esc := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			d++
-			maxD = max(maxD, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return maxD
 }

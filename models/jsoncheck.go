@@ -185,3 +185,27 @@ func truncateRunes(s string, n int) string {
 	}
 	return s
 }
+
+// JSONDepth is how deeply a JSON text nests its objects and arrays
+// (strings skipped); it does not validate. The store and the MCP filter
+// bound it before anything decodes the text recursively.
+func JSONDepth(raw []byte) int {
+	depth, maxDepth, inStr, esc := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return maxDepth
+}

@@ -70,3 +70,15 @@ func IsUniqueViolation(err error) bool {
 	}
 	return false
 }
+
+// IsConstraintViolation reports whether err is the database refusing a row
+// for a constraint (PostgreSQL's class 23: unique, foreign key, not null,
+// check; SQLite's constraint codes): the data's fault, never an outage.
+func IsConstraintViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "23")
+	}
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 19 // SQLITE_CONSTRAINT and its extended codes
+}

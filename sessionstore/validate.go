@@ -58,24 +58,7 @@ func checkJSON(i int, field string, raw []byte, maxBytes int) error {
 	if bytes.Contains(raw, []byte(`\u0000`)) {
 		return fieldErr(i, field, `contains \u0000, which PostgreSQL JSONB cannot store`)
 	}
-	depth, maxDepth, inStr, esc := 0, 0, false, false
-	for _, c := range raw {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
-			inStr = !inStr
-		case inStr:
-		case c == '{' || c == '[':
-			depth++
-			maxDepth = max(maxDepth, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	if maxDepth > MaxJSONDepth {
+	if models.JSONDepth(raw) > MaxJSONDepth {
 		return fieldErr(i, field, "nested deeper than %d levels", MaxJSONDepth)
 	}
 	return nil

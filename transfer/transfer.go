@@ -770,7 +770,7 @@ func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
 	} else {
 		n, err = w.writeSQLite(ctx, b)
 	}
-	if err != nil && (repository.IsUniqueViolation(err) || repository.IsDataException(err) || constraint(err)) {
+	if err != nil && (repository.IsConstraintViolation(err) || repository.IsDataException(err)) {
 		return 0, &models.FieldError{Index: -1, Field: fmt.Sprintf("lines %d-%d", b.firstLine, b.lastLine),
 			Reason: "the database refused the batch: " + firstLine(err)}
 	}
@@ -981,17 +981,6 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, msgs []*models.Message, r
 		}
 	}
 	return fresh, nil
-}
-
-// constraint is PostgreSQL refusing a row (class 23: not null, foreign
-// key, check) or SQLite's constraint codes: the file's fault.
-func constraint(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "23")
-	}
-	var coded interface{ Code() int }
-	return errors.As(err, &coded) && coded.Code()&0xff == 19 // SQLITE_CONSTRAINT
 }
 
 func firstLine(err error) string {
