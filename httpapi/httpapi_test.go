@@ -16,23 +16,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
 const key = "test-key-0123456789"
 
-func newAPI(t *testing.T, db *bun.DB, o Options) *Server {
+func newAPI(t *testing.T, db *repository.DB, o Options) *Server {
 	t.Helper()
-	o.DB = db
+	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Stores = stores
 	if o.APIKeys == nil && !o.Insecure {
 		o.APIKeys = []APIKey{{Key: key}, {Key: "alice-only-0123456789", UserID: "alice"}}
 	}
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	o.TruncateLength = 10
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +198,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 
 func TestNewRefusesNoAuth(t *testing.T) {
 	t.Parallel()
-	if _, err := New(Options{DB: dbtest.NewSQLite(t)}); err == nil {
+	if _, err := New(Options{Stores: mustStores(t, dbtest.NewSQLite(t))}); err == nil {
 		t.Fatal("a server without keys and without Insecure was built")
 	}
 	if _, err := ParseAPIKeys("short"); err == nil {
@@ -463,7 +465,7 @@ func TestTimeoutUnderHeldLock(t *testing.T) {
 // and the last message popped / every message cleared.
 func TestPydanticAIAndRemoval(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		api := newAPI(t, db, Options{})
 		turn := `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"Weather?","timestamp":"2026-01-02T03:04:05Z"}]},` +
 			`{"kind":"response","model_name":"m1","parts":[{"part_kind":"tool-call","tool_name":"weather","args":{"city":"Oslo"},"tool_call_id":"c1"}]},` +
@@ -512,7 +514,7 @@ func TestPydanticAIAndRemoval(t *testing.T) {
 // another request; a malformed key is refused naming the header.
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		api := newAPI(t, db, Options{})
 		dicts := `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
 		pai := `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"again"}]}]`
@@ -543,4 +545,13 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Fatalf("alice's ik: %d %d messages %v: %s", code, len(got), err, body)
 		}
 	})
+}
+
+func mustStores(t testing.TB, db *repository.DB) *sessionstore.Stores {
+	t.Helper()
+	s, err := sessionstore.NewStores(db, sessionstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -92,10 +91,11 @@ func bearer(h string) (string, bool) {
 
 // Options configures the API.
 type Options struct {
-	DB             *bun.DB // required, migrated
-	TruncateLength int     // 0 = 200
-	StoreDisabled  bool    // POSTGRES_ENABLED=false
-	APIKeys        []APIKey
+	// Stores are the tenants' stores, built once from settings
+	// (sessionstore.FromSettings) on a migrated database; required. The API
+	// and the viewer take every store from them.
+	Stores  *sessionstore.Stores
+	APIKeys []APIKey
 	// Insecure serves without API keys; the serve command allows it only on loopback.
 	Insecure       bool
 	MaxBodyBytes   int64         // 0 = DefaultMaxBodyBytes
@@ -114,8 +114,6 @@ type Options struct {
 	// (settings): pydantic-ai loads are recorded there when enabled.
 	AuditEnabled bool
 	AuditDir     string
-	// NewStore binds a store to a user; nil = sessionstore.New on DB.
-	NewStore func(userID string) (Store, error)
 	// UI serves the read-only viewer (package viewer) under /ui/: a browser
 	// signs in with the same API keys and sees only its user's sessions.
 	UI bool
@@ -145,17 +143,11 @@ type metrics struct {
 
 // New builds the API.
 func New(o Options) (*Server, error) {
-	if o.DB == nil {
-		return nil, errors.New("httpapi: Options.DB is required")
+	if o.Stores == nil {
+		return nil, errors.New("httpapi: Options.Stores is required")
 	}
 	if len(o.APIKeys) == 0 && !o.Insecure {
 		return nil, errors.New("httpapi: no API keys (set REMSTORE_API_KEYS) and not insecure")
-	}
-	if o.NewStore == nil {
-		db, t, off := o.DB, o.TruncateLength, o.StoreDisabled
-		o.NewStore = func(user string) (Store, error) {
-			return sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: t, Disabled: off})
-		}
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
@@ -188,17 +180,14 @@ func New(o Options) (*Server, error) {
 		latency:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"method", "route"}),
 		ops:      prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_operation_duration_seconds", Help: "Store, load and lookup durations.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)}, []string{"op"}),
 	}
-	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.DB.DB, "remstore"))
-	if pool := repository.Pool(o.DB); pool != nil {
+	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.Stores.DB().DB.DB, "remstore"))
+	if pool := o.Stores.DB().Pool; pool != nil {
 		o.Registry.MustRegister(poolCollectors(pool)...)
 	}
 	s.routes()
 	if o.UI {
-		db, t := o.DB, o.TruncateLength
 		v, err := viewer.New(viewer.Options{
-			NewStore: func(user string) (viewer.Store, error) {
-				return sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: t})
-			},
+			NewStore: func(user string) (viewer.Store, error) { return o.Stores.For(user) },
 			SignIn: func(key, user string) (string, error) {
 				u, aerr := s.resolveUser(key, key != "", user)
 				if aerr != nil {
@@ -206,7 +195,7 @@ func New(o Options) (*Server, error) {
 				}
 				return u, nil
 			},
-			KeyOptional: o.Insecure, AuditDir: o.AuditDir, TruncateLength: t, Logger: o.Logger,
+			KeyOptional: o.Insecure, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
 		})
 		if err != nil {
 			return nil, err
@@ -515,7 +504,7 @@ func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *aut
 func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, Store) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		user, _ := r.Context().Value(ctxUser).(string)
-		st, err := s.o.NewStore(user)
+		st, err := s.o.Stores.For(user)
 		if err == nil {
 			err = h(w, r, st)
 		}
@@ -586,7 +575,7 @@ func (s *Server) timed(op string, start time.Time) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.o.DB.PingContext(ctx); err != nil {
+	if err := s.o.Stores.DB().PingContext(ctx); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "not_ready", "database unreachable", "")
 		return
 	}

@@ -8,8 +8,7 @@ import (
 )
 
 // Store is what the handlers use of a session store bound to the requesting
-// user. *sessionstore.Store implements it; Options.NewStore may supply another
-// (a wrapper that adds tracing, say).
+// user; *sessionstore.Store implements it.
 type Store interface {
 	StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (sessionstore.StoreResult, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)

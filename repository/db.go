@@ -3,6 +3,7 @@ package repository
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 // Open connects to a postgres:// URL or opens the SQLite file at any other
 // path (creating the file, not its directory), and checks that the database
 // answers. Errors wrap ErrUnavailable and never include a password.
-func Open(ctx context.Context, dbURL string) (*bun.DB, error) { return OpenWith(ctx, dbURL, Options{}) }
+func Open(ctx context.Context, dbURL string) (*DB, error) { return OpenWith(ctx, dbURL, Options{}) }
 
 // Options adjust OpenWith. The zero value is Open.
 type Options struct {
@@ -38,12 +39,13 @@ type Options struct {
 }
 
 // OpenWith is Open with options.
-func OpenWith(ctx context.Context, dbURL string, o Options) (*bun.DB, error) {
+func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 	configure := o.Configure
 	if err := settings.ValidateDatabaseURL(dbURL); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	var db *bun.DB
+	var pool *pgxpool.Pool
 	if settings.IsPostgres(dbURL) {
 		// pgxpool's parser also takes pool_max_conns and the other pool_*
 		// parameters out of the URL; pgx's alone would send them to the server.
@@ -65,11 +67,11 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*bun.DB, error) {
 		if !strings.Contains(dbURL, "pool_max_conns") {
 			pcfg.MaxConns = DefaultMaxConns
 		}
-		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+		pool, err = pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
 		}
-		db = bun.NewDB(openPool(pool), pgdialect.New())
+		db = bun.NewDB(poolDB(pool), pgdialect.New())
 	} else {
 		path := strings.TrimPrefix(dbURL, "file:")
 		if path != ":memory:" {
@@ -97,7 +99,7 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*bun.DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
 	}
-	return db, nil
+	return &DB{DB: db, Pool: pool}, nil
 }
 
 func firstLine(s string) string {
@@ -133,31 +135,16 @@ func sqlitePath(path string, o Options) error {
 	return nil
 }
 
-// CheckMigrated returns ErrNotMigrated unless db holds the sessions and
-// messages tables (created by Migrate, or by the peer's install script).
-// Read-only commands call it instead of migrating.
-func CheckMigrated(ctx context.Context, db bun.IDB) error {
-	for _, t := range []string{"sessions", "messages"} {
-		ok, err := tableExists(ctx, db, t)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrNotMigrated
-		}
+// PrimaryKey returns the columns of table's primary key, in order, as the
+// database has them (PostgreSQL; nil when the table has none).
+func PrimaryKey(ctx context.Context, db bun.IDB, table string) ([]string, error) {
+	var cols []string
+	err := db.NewRaw(`SELECT a.attname FROM pg_index i
+		JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, o) ON true
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indrelid = to_regclass(?) AND i.indisprimary ORDER BY k.o`, table).Scan(ctx, &cols)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("primary key of %s: %w", table, err)
 	}
-	return nil
-}
-
-// tableExists reports whether a table of that name is on the search path.
-func tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
-	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = ANY (current_schemas(false)) AND table_name = ?"
-	if !IsPostgres(db) {
-		q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	}
-	var n int
-	if err := db.NewRaw(q, name).Scan(ctx, &n); err != nil {
-		return false, fmt.Errorf("check table %s: %w", name, err)
-	}
-	return n > 0, nil
+	return cols, nil
 }

@@ -1,11 +1,12 @@
-// Package repository opens the database (PostgreSQL through pgx, or the
-// embedded SQLite file), migrates it to the peer's tables plus remstore's
-// indexes and store function, and offers the generic [Repository] over bun.
+// Package repository opens the database — PostgreSQL through a pgx pool, or
+// the embedded SQLite file — and offers what every package above reads it
+// with: the [DB] handle, the generic [Repository] over bun, the few SQL
+// expressions that differ by dialect ([SQL]) and the driver errors translated.
 //
 //	db, err := repository.Open(ctx, "postgres://localhost/app") // or a SQLite path
-//	err = repository.Migrate(ctx, db)                            // CheckMigrated for read-only use
-//	msgs := repository.New[models.Message](db)                   // Upsert, Insert, Get, Find, Count, SoftDelete
+//	err = migrations.Up(ctx, db)                                 // package repository/migrations
+//	sessions := repository.New[models.Session](db.DB)            // Insert, Get, Find, Count, SoftDelete
 //
-// [SQL] holds the few expressions whose text differs between the two
-// databases; the session store (package sessionstore) builds on these seams.
+// Migrations live in repository/migrations (SQL files), Citus administration
+// in repository/citus.
 package repository

@@ -4,7 +4,6 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
-	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -32,7 +29,7 @@ func newSession(user string) *models.Session {
 // A row written through Repository[T] reads back field for field, on both dialects.
 func TestRepositoryRoundTrip(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		sessions := repository.New[models.Session](db)
 		msgs := repository.New[models.Message](db)
@@ -82,7 +79,7 @@ func json(n int64) any { return stdjson.Number(strconv.FormatInt(n, 10)) }
 // but not rows without a user.
 func TestRepositoryUpsertIsolationDelete(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		r := repository.New[models.Session](db)
 		a, shared := newSession("alice"), newSession("x")
@@ -132,7 +129,7 @@ func TestRepositoryUpsertIsolationDelete(t *testing.T) {
 
 func TestRepositoryFind(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		r := repository.New[models.Session](db)
 		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -172,84 +169,6 @@ func TestRepositoryFind(t *testing.T) {
 	})
 }
 
-// Migrations on a database created by the peer's DDL succeed and change no
-// column, with and without the pgvector embedding column.
-func TestMigrateOnPeerSchema(t *testing.T) {
-	t.Parallel()
-	for _, withEmbedding := range []bool{false, true} {
-		name := "plain"
-		if withEmbedding {
-			name = "with_embedding"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := dbtest.OpenRaw(t, dbtest.NewPostgresURL(t))
-			execFile(t, db, "schema.sql")
-			if withEmbedding {
-				if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS vector"); err != nil {
-					execFile(t, db, "vector_standin.sql")
-				}
-				execFile(t, db, "embedding.sql")
-			}
-			before := columns(t, db)
-			if err := repository.Migrate(ctx, db); err != nil {
-				t.Fatalf("migrate on peer schema: %v", err)
-			}
-			if err := repository.Migrate(ctx, db); err != nil {
-				t.Fatalf("second migrate: %v", err)
-			}
-			after := columns(t, db)
-			if !reflect.DeepEqual(before, after) {
-				t.Errorf("columns changed:\nbefore %v\nafter  %v", before, after)
-			}
-			if withEmbedding && !strings.Contains(strings.Join(after, " "), "messages.embedding") {
-				t.Errorf("embedding column missing: %v", after)
-			}
-			// remstore writes and reads rows on this schema.
-			s := newSession("u")
-			if err := repository.New[models.Session](db).Upsert(ctx, s); err != nil {
-				t.Fatal(err)
-			}
-			m := &models.Message{ID: uuid.New(), SessionID: s.ID, Role: "user", Content: "hi"}
-			if err := repository.New[models.Message](db).Upsert(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := repository.New[models.Message](db).Get(ctx, m.ID, ""); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-func TestMigrateDownUp(t *testing.T) {
-	t.Parallel()
-	for _, d := range dbtest.Dialects {
-		t.Run(d.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := d.New(t)
-			m := repository.NewMigrator(db)
-			for range 2 {
-				if _, err := m.Rollback(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var n int
-			err := db.NewSelect().ColumnExpr("count(*)").Table("messages").Scan(ctx, &n)
-			if err == nil {
-				t.Fatal("messages table still there after rolling everything back")
-			}
-			if err := repository.Migrate(ctx, db); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.NewSelect().ColumnExpr("count(*)").Table("messages").Scan(ctx, &n); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
 func TestOpenBadURL(t *testing.T) {
 	t.Parallel()
 	for _, u := range []string{"postgres://user:secret@127.0.0.1:1/db?connect_timeout=2", "mysql://x", "postgres://%zz", ""} {
@@ -262,29 +181,4 @@ func TestOpenBadURL(t *testing.T) {
 			t.Errorf("Open(%q) error leaks the password or spans lines: %q", u, err)
 		}
 	}
-}
-
-func execFile(t *testing.T, db *bun.DB, name string) {
-	t.Helper()
-	b, err := os.ReadFile(fixtures.Path("peer", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(context.Background(), string(b)); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-}
-
-func columns(t *testing.T, db *bun.DB) []string {
-	t.Helper()
-	var cols []string
-	err := db.NewRaw(`SELECT table_name || '.' || column_name || ' ' || data_type || ' ' ||
-		coalesce(character_maximum_length::text, '') || ' ' || is_nullable || ' ' || coalesce(column_default, '')
-		FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name IN ('sessions', 'messages')
-		ORDER BY table_name, ordinal_position`).Scan(context.Background(), &cols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cols
 }

@@ -3,7 +3,6 @@ package repository
 import (
 	"database/sql"
 	"database/sql/driver"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -15,46 +14,38 @@ import (
 // store's hot reads share them.
 const DefaultMaxConns = 32
 
-// pools maps a *sql.DB that Open made to the pgx pool behind it.
-var pools sync.Map
-
-// openPool puts database/sql in front of a pgx pool: bun runs on the
-// *sql.DB, and the store's hot reads (a key's probe, a load's statements)
-// take a connection from the pool itself (Pool), skipping database/sql's
-// checkout and conversions. Both draw from the one pool; closing the
-// *sql.DB closes it.
-func openPool(pool *pgxpool.Pool) *sql.DB {
-	c := &poolConnector{Connector: stdlib.GetPoolConnector(pool), pool: pool}
-	c.db = sql.OpenDB(c)
-	// Idle connections wait in the pool, where the hot path finds them too.
-	c.db.SetMaxIdleConns(0)
-	pools.Store(c.db, pool)
-	return c.db
+// DB is what Open made: bun over database/sql for every query, and on
+// PostgreSQL the pgx pool underneath it, which the store's hot reads and
+// import's COPY use directly (no database/sql checkout or conversions). Both
+// draw from the one pool; Close closes it. Callers pass a *DB explicitly:
+// nothing finds the pool any other way.
+type DB struct {
+	*bun.DB
+	// Pool is the pgx pool under DB on PostgreSQL; nil on SQLite.
+	Pool *pgxpool.Pool
 }
 
-// poolConnector closes the pool when database/sql closes the *sql.DB
-// (sql.DB.Close calls a connector's Close).
+// Postgres reports whether the database is PostgreSQL (or Citus).
+func (d *DB) Postgres() bool { return d.Pool != nil }
+
+// SQL returns the expressions of the database's dialect.
+func (d *DB) SQL() SQL { return SQLFor(d.Postgres()) }
+
+// poolDB puts database/sql in front of a pgx pool; closing the *sql.DB
+// closes the pool (sql.DB.Close calls its connector's Close).
+func poolDB(pool *pgxpool.Pool) *sql.DB {
+	db := sql.OpenDB(&poolConnector{Connector: stdlib.GetPoolConnector(pool), pool: pool})
+	// Idle connections wait in the pool, where the hot path finds them too.
+	db.SetMaxIdleConns(0)
+	return db
+}
+
 type poolConnector struct {
 	driver.Connector
 	pool *pgxpool.Pool
-	db   *sql.DB
 }
 
 func (c *poolConnector) Close() error {
-	pools.Delete(c.db)
 	c.pool.Close()
-	return nil
-}
-
-// Pool returns the pgx pool behind a database Open made on PostgreSQL, or
-// nil (SQLite, a *bun.DB built elsewhere, a transaction).
-func Pool(db bun.IDB) *pgxpool.Pool {
-	d, ok := db.(*bun.DB)
-	if !ok {
-		return nil
-	}
-	if p, ok := pools.Load(d.DB); ok {
-		return p.(*pgxpool.Pool)
-	}
 	return nil
 }

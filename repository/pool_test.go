@@ -23,8 +23,8 @@ func TestPoolBehindOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool := repository.Pool(db)
-		if pool == nil {
+		pool := db.Pool
+		if pool == nil || !db.Postgres() {
 			t.Fatal("no pool behind a PostgreSQL database")
 		}
 		if n := pool.Config().MaxConns; n != c.want {
@@ -42,11 +42,8 @@ func TestPoolBehindOpen(t *testing.T) {
 		if err := pool.Ping(ctx); err == nil {
 			t.Error("the pool outlived its database")
 		}
-		if repository.Pool(db) != nil {
-			t.Error("a closed database still names its pool")
-		}
 	}
-	if lite := dbtest.NewSQLite(t); repository.Pool(lite) != nil {
+	if lite := dbtest.NewSQLite(t); lite.Pool != nil || lite.Postgres() {
 		t.Error("SQLite has a pgx pool")
 	}
 }

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -41,7 +40,7 @@ func TestPydanticAIRoundTrip(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no fixtures/pydantic-ai/*.json")
 	}
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		for _, p := range paths {
 			in, err := os.ReadFile(p)
@@ -117,7 +116,7 @@ func mustJSON(v any) []byte {
 // clear removes every live message but keeps the session.
 func TestPopAndClear(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		a, b := newStore(t, db, "alice", 5), newStore(t, db, "bob", 5)
 		long := strings.Repeat("long answer ", 3)

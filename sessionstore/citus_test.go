@@ -18,6 +18,8 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/citus"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -141,7 +143,7 @@ func TestCitusSingleShard(t *testing.T) {
 		distributed := 0
 		for _, st := range tr.take() {
 			if !strings.Contains(st.sql, "messages") && !strings.Contains(st.sql, "sessions") &&
-				!strings.Contains(st.sql, repository.StoreBatchFunction) {
+				!strings.Contains(st.sql, migrations.StoreFunction) {
 				continue
 			}
 			plan := explain(t, conn, st)
@@ -261,10 +263,10 @@ func TestCitusRebalanceUnderWrites(t *testing.T) {
 	ctx := context.Background()
 	coordinator, _, spare := newCitusDatabase(t)
 	db := dbtest.OpenRaw(t, coordinator)
-	if err := repository.Migrate(ctx, db); err != nil {
+	if err := migrations.Up(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repository.Distribute(ctx, db, repository.DistributeOptions{ShardCount: 8}); err != nil {
+	if _, err := citus.Distribute(ctx, db, citus.DistributeOptions{ShardCount: 8}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 10})

@@ -8,12 +8,13 @@
 // column, so both sides read and write the same session:
 //
 //	db, _ := repository.Open(ctx, "postgres://...")
-//	_ = repository.Migrate(ctx, db)
-//	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+//	_ = migrations.Up(ctx, db)
+//	stores, _ := sessionstore.FromSettings(db, cfg) // or NewStores(db, Options{...})
+//	st, _ := stores.For("alice")
 //	res, _ := st.StoreMessages(ctx, "chat-1", msgs, "")
 //	history, _ := st.Load(ctx, "chat-1", sessionstore.LoadOptions{})
 //	full, _ := st.Lookup(ctx, res.Keys[1])
 //
-// New takes a [bun.IDB], so a caller can store inside its own transaction.
-// For a store with no setup at all, open SQLite's ":memory:".
+// [Store.InTx] runs the same store inside a caller's transaction. For a
+// store with no setup at all, open SQLite's ":memory:".
 package sessionstore

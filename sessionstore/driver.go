@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/remstore/remstore/repository"
 )
@@ -23,26 +22,20 @@ type driver interface {
 	// eachRow hands the tenant's rows of a session to fn in load order
 	// (created_at, id), soft-deleted ones included, from position offset,
 	// at most limit of them, without holding them.
-	eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error
+	eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedRow) error) error
 	// queryRow runs a one-row read written with ? placeholders; sql.ErrNoRows
 	// when there is none.
-	queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error
+	queryRow(ctx context.Context, c conn, query string, args []any, dest ...any) error
 	// lock takes the session's write lock for the rest of tx.
 	lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error
 }
 
-// drivers are the databases the store runs on, by bun dialect name. The
-// shared test suite runs on each; a test fails when one is missing from it.
-var drivers = map[dialect.Name]driver{
-	dialect.PG:     pgDriver{},
-	dialect.SQLite: sqliteDriver{},
-}
-
-func driverFor(db bun.IDB) driver {
-	if d, ok := drivers[db.Dialect().Name()]; ok {
-		return d
+// driverFor returns the driver of PostgreSQL (pg) or SQLite.
+func driverFor(pg bool) driver {
+	if pg {
+		return pgDriver{}
 	}
-	return sqliteDriver{} // plain SQL through bun: the portable default
+	return sqliteDriver{}
 }
 
 // rowsArgs selects rows for eachRow.

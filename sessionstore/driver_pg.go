@@ -12,14 +12,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
-// pgDriver writes a store call in one statement (repository.StoreBatchFunction:
+// pgDriver writes a store call in one statement (the store function,
+// repository/migrations/sql/functions/store_batch_v2.sql:
 // one round trip, all or nothing, also inside a caller's transaction) and
 // reads through pgx natively when the store runs on a pool: $n parameters
 // and pgx's statement cache let the server parse and plan the hot reads once
@@ -51,9 +53,10 @@ func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (
 	var out writeOutcome
 	var first sql.NullInt64
 	var existing []byte
-	err = db.QueryRowContext(ctx, "SELECT status, first_index, existing FROM "+repository.StoreBatchFunction+"(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	keys := pgdialect.Array(&out.keys)
+	err = db.QueryRowContext(ctx, "SELECT status, first_index, existing, keys FROM "+migrations.StoreFunction+"(?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive).
-		Scan(&out.status, &first, &existing)
+		Scan(&out.status, &first, &existing, keys)
 	if err != nil {
 		return out, err
 	}
@@ -66,75 +69,40 @@ func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (
 	return out, nil
 }
 
-func (pgDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	ok, err := withPgx(ctx, db, func(c pgxQuerier) error {
-		rs, err := c.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
-		if err != nil {
+func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedRow) error) error {
+	if c.pool == nil { // in a transaction
+		return eachRowSQL(ctx, c, q, fn)
+	}
+	rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var r storedRow
+		var id [16]byte
+		var role string
+		var tail, key, callID, name, author, compaction, before *string
+		var args, usage, calls, src, agents []byte
+		var deleted *time.Time
+		var length int32
+		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+			&calls, &src, &agents, &r.CreatedAt, &deleted); err != nil {
 			return err
 		}
-		defer rs.Close()
-		for rs.Next() {
-			var r storedRow
-			var id [16]byte
-			var role string
-			var tail, key, callID, name, author, compaction, before *string
-			var args, usage, calls, src, agents []byte
-			var deleted *time.Time
-			var length int32
-			if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-				&calls, &src, &agents, &r.CreatedAt, &deleted); err != nil {
-				return err
-			}
-			r.Tail, r.Length = deref(tail), int(length)
-			r.ID, r.Role = uuid.UUID(id), models.Role(role)
-			r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
-			r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
-			r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
-			r.Compaction = deref(compaction) == "true"
-			r.CompactsBefore, _ = strconv.Atoi(deref(before))
-			r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
-			if err := fn(r); err != nil {
-				return err
-			}
+		r.Tail, r.Length = deref(tail), int(length)
+		r.ID, r.Role = uuid.UUID(id), models.Role(role)
+		r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
+		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
+		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
+		r.Compaction = deref(compaction) == "true"
+		r.CompactsBefore, _ = strconv.Atoi(deref(before))
+		r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
+		if err := fn(r); err != nil {
+			return err
 		}
-		return rs.Err()
-	})
-	if !ok {
-		return eachRowSQL(ctx, db, q, fn)
 	}
-	return err
-}
-
-// pgxQuerier is what the hot reads need of pgx: a pool or one connection.
-type pgxQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// withPgx runs fn on pgx itself: on the pool behind a database
-// repository.Open made (no database/sql checkout), or on a connection taken
-// from a *bun.DB built elsewhere on pgx's stdlib driver. ok is false where
-// there is neither (a transaction): the caller then goes through bun.
-func withPgx(ctx context.Context, db bun.IDB, fn func(pgxQuerier) error) (ok bool, err error) {
-	if pool := repository.Pool(db); pool != nil {
-		return true, fn(pool)
-	}
-	d, isDB := db.(*bun.DB)
-	if !isDB {
-		return false, nil
-	}
-	conn, err := d.DB.Conn(ctx)
-	if err != nil {
-		return true, err
-	}
-	defer conn.Close()
-	return true, conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("not a pgx connection: %T", dc)
-		}
-		return fn(c.Conn())
-	})
+	return rs.Err()
 }
 
 // numberedTexts caches repository.Numbered of the few query texts the store
@@ -150,14 +118,12 @@ func numbered(q string) string {
 	return n
 }
 
-func (pgDriver) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
-	ok, err := withPgx(ctx, db, func(c pgxQuerier) error {
-		return c.QueryRow(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
-	})
-	if !ok {
-		return queryRowSQL(ctx, db, query, args, dest...)
+func (pgDriver) queryRow(ctx context.Context, c conn, query string, args []any, dest ...any) error {
+	if c.pool == nil { // in a transaction
+		return queryRowSQL(ctx, c, query, args, dest...)
 	}
-	return err // pgx.ErrNoRows is an sql.ErrNoRows
+	// pgx.ErrNoRows is an sql.ErrNoRows.
+	return c.pool.QueryRow(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {

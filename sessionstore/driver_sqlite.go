@@ -2,9 +2,17 @@ package sessionstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 )
 
 // sqliteDriver runs every call through bun. A store call is one transaction
@@ -16,18 +24,131 @@ func (sqliteDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePla
 	var out writeOutcome
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		out, err = s.writeTx(ctx, tx, p)
+		out, err = writeGo(ctx, tx, s, p, sqliteDriver{}.lock)
 		return err
 	})
 	return out, err
 }
 
-func (sqliteDriver) eachRow(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	return eachRowSQL(ctx, db, q, fn)
+func (sqliteDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedRow) error) error {
+	return eachRowSQL(ctx, c, q, fn)
 }
 
-func (sqliteDriver) queryRow(ctx context.Context, db bun.IDB, query string, args []any, dest ...any) error {
-	return queryRowSQL(ctx, db, query, args, dest...)
+func (sqliteDriver) queryRow(ctx context.Context, c conn, query string, args []any, dest ...any) error {
+	return queryRowSQL(ctx, c, query, args, dest...)
 }
 
 func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil }
+
+// writeGo is a store call inside tx, step by step: the Go writer, for the
+// databases without the store function. Its steps, outcomes and rows are
+// those of the store function (store_batch_v2.sql), which the differential
+// test (differential_test.go) checks on random scripts; lock takes the
+// session's write lock where the database has one.
+func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
+	var out writeOutcome
+	if err := lock(ctx, tx, p.sid); err != nil {
+		return out, fmt.Errorf("lock session: %w", err)
+	}
+	// Caller ids first: a refused call changes nothing, not even the session.
+	if p.check {
+		ex, err := existingIDs(ctx, tx, s, p)
+		if err != nil {
+			return out, err
+		}
+		out.existing = ex
+		for _, e := range ex {
+			if !e.Mine {
+				return writeOutcome{status: statusIDTaken, existing: ex}, nil
+			}
+		}
+	}
+	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
+		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
+	if _, err := tx.NewInsert().Model(sess).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+		return out, fmt.Errorf("ensure session: %w", err)
+	}
+	var tenant, status sql.NullString
+	if err := tx.NewRaw("SELECT tenant_id, COALESCE(status, 'active') FROM sessions WHERE id = ?", p.sid).
+		Scan(ctx, &tenant, &status); err != nil {
+		return out, fmt.Errorf("ensure session: %w", err)
+	}
+	if !tenant.Valid || tenant.String != s.userID {
+		return writeOutcome{status: statusNotFound}, nil
+	}
+	out.status = status.String
+	if out.status != models.StatusActive && !p.allowInactive {
+		return out, nil
+	}
+	if _, err := tx.NewUpdate().Model((*models.Session)(nil)).
+		Set("updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END", p.now, p.now).Set("deleted_at = NULL").
+		Where("id = ?", p.sid).Exec(ctx); err != nil {
+		return out, fmt.Errorf("touch session: %w", err)
+	}
+	var last dbTime
+	err := tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN tenant_id = ? THEN 1 ELSE 0 END), 0), MAX(created_at)
+		FROM messages WHERE session_id = ?`, s.userID, p.sid).Scan(ctx, &out.first, &last)
+	if err != nil {
+		return out, fmt.Errorf("read session position: %w", err)
+	}
+	// created_at strictly increases within the session, whatever the clock
+	// does, so that the peer (which orders by created_at alone) agrees.
+	base := p.now
+	if last.Valid && !base.After(last.Time) {
+		base = last.Time.Add(time.Microsecond)
+	}
+	skip := make(map[int]bool, len(out.existing))
+	for _, e := range out.existing {
+		skip[e.O-1] = true
+	}
+	rows := make([]*models.Message, 0, len(p.rows))
+	for i, r := range p.rows {
+		if skip[i] {
+			continue
+		}
+		row := *r
+		idx, at := out.first+len(rows), base.Add(time.Duration(len(rows))*time.Microsecond)
+		row.Metadata = models.JSONMap{}
+		for k, v := range r.Metadata {
+			row.Metadata[k] = v
+		}
+		key := compressor.BuildKey(p.sid.String(), idx)
+		row.Metadata["message_index"] = idx
+		row.Metadata["entity_key"] = key
+		out.keys = append(out.keys, key)
+		row.CreatedAt, row.UpdatedAt = at, at
+		rows = append(rows, &row)
+	}
+	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// existingIDs finds messages whose caller-given id is already stored; mine
+// means in this session and tenant (a retry).
+func existingIDs(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) ([]existingID, error) {
+	byID := map[uuid.UUID]int{}
+	ids := make([]uuid.UUID, 0, len(p.rows))
+	for i, r := range p.rows {
+		byID[r.ID] = i
+		ids = append(ids, r.ID)
+	}
+	var found []struct {
+		ID        uuid.UUID `bun:"id"`
+		SessionID uuid.UUID `bun:"session_id"`
+		TenantID  *string   `bun:"tenant_id"`
+		Key       *string   `bun:"ek"`
+	}
+	err := tx.NewRaw("SELECT id, session_id, tenant_id, "+s.sql.EntityKey+" AS ek FROM messages WHERE id IN (?)",
+		bun.List(ids)).Scan(ctx, &found)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("check message ids: %w", err)
+	}
+	out := make([]existingID, 0, len(found))
+	for _, f := range found {
+		out = append(out, existingID{O: byID[f.ID] + 1, Key: f.Key,
+			Mine: f.SessionID == p.sid && f.TenantID != nil && *f.TenantID == s.userID})
+	}
+	return out, nil
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -17,7 +18,7 @@ func Example() {
 	ctx := context.Background()
 	db, _ := repository.Open(ctx, ":memory:")
 	defer db.Close()
-	_ = repository.Migrate(ctx, db)
+	_ = migrations.Up(ctx, db)
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 10})
 
 	_, _ = st.StoreMessages(ctx, "chat-1", []models.HistoryMessage{
@@ -40,7 +41,7 @@ func ExampleExpand() {
 	ctx := context.Background()
 	db, _ := repository.Open(ctx, ":memory:")
 	defer db.Close()
-	_ = repository.Migrate(ctx, db)
+	_ = migrations.Up(ctx, db)
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 5})
 	_, _ = st.StoreMessages(ctx, "chat-1", []models.HistoryMessage{{Role: models.RoleAssistant, Content: "a long answer, cut on load"}}, "")
 

@@ -3,18 +3,7 @@ package sessionstore
 import (
 	"context"
 	"encoding/json"
-	"sort"
 )
-
-// DriverNames lists the dialects the store has a driver for (tests only).
-func DriverNames() []string {
-	var out []string
-	for n := range drivers {
-		out = append(out, n.String())
-	}
-	sort.Strings(out)
-	return out
-}
 
 // ServerCuts counts the rows of a compressed load that the database cut
 // (tests only: the proof that the middle of an answer stays on the server).

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/convert"
@@ -366,7 +365,7 @@ func (s *Store) cutFor(o LoadOptions) int {
 
 // allRows reads the tenant's rows of a session in load order (compaction and
 // usage look at all of them).
-func (s *Store) allRows(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]storedRow, error) {
+func (s *Store) allRows(ctx context.Context, db conn, sid uuid.UUID) ([]storedRow, error) {
 	var out []storedRow
 	err := s.drv.eachRow(ctx, db, rowsArgs{sid: sid, tenant: s.userID, limit: noLimit}, func(r storedRow) error {
 		out = append(out, r)

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -20,7 +19,7 @@ import (
 // 4-byte characters, combining marks, ZWJ sequences, CRLF, lengths around 2T.
 func TestServerCutEqualsClientCut(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		alphabet := []string{"a", "é", "日", "😀", "e\u0301", "\u200d", "\r\n", " ", "ß", "👩‍👩‍👧"}
 		rng := rand.New(rand.NewPCG(7, 9))

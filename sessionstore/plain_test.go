@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -19,7 +18,7 @@ import (
 // author, usage and tool_calls, long and short answers, rows the peer wrote.
 func TestPlainLoadReadsWhatItShows(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 5)
 		long := strings.Repeat("long answer ", 4)

@@ -47,7 +47,7 @@ func (s *Store) PopMessage(ctx context.Context, sessionKey string) (m models.His
 		if err != nil {
 			return fmt.Errorf("find the last message: %w", err)
 		}
-		err = s.drv.eachRow(ctx, tx, rowsArgs{sid: sid, tenant: s.userID, offset: pos, limit: 1, sources: true}, func(r storedRow) error {
+		err = s.drv.eachRow(ctx, inTx(tx), rowsArgs{sid: sid, tenant: s.userID, offset: pos, limit: 1, sources: true}, func(r storedRow) error {
 			m, ok = toHistory(r, true, true), r.ID == id
 			m.ID = r.ID.String()
 			return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -36,7 +37,7 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	if err := repository.Migrate(ctx, db); err != nil {
+	if err := migrations.Up(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1) // one connection: the warm-up prepares what the counted calls reuse

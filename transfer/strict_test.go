@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/transfer"
 )
 
 // countRows is how many messages and sessions the database holds.
-func countRows(t *testing.T, db *bun.DB) (msgs, sessions int) {
+func countRows(t *testing.T, db *repository.DB) (msgs, sessions int) {
 	t.Helper()
 	ctx := context.Background()
 	if err := db.NewRaw("SELECT count(*) FROM messages").Scan(ctx, &msgs); err != nil {
@@ -63,7 +62,7 @@ func TestImportIsAsStrictAsStore(t *testing.T) {
 		{"an id twice", lines(sess("mallory"), dup, dup), 3, "the same id as line 2"},
 		{"a missing session", lines(msgTo("7f1c3f2e-8a7b-4c1d-9e2f-0a1b2c3d4e5f", "mallory", "")), 1, "no session"},
 	}
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		for _, c := range cases {
 			m0, s0 := countRows(t, db)

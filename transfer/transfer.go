@@ -4,19 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	gojson "github.com/goccy/go-json"
 	"io"
 	"strings"
 	"time"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
@@ -105,7 +105,7 @@ type ExportOptions struct {
 // order, and returns the number of messages written. Only sessions holding a
 // selected message are written; NULL JSON and array columns are written as
 // their column defaults ({} and []), which is what importing them stores.
-func Export(ctx context.Context, db *bun.DB, w io.Writer, o ExportOptions) (int, error) {
+func Export(ctx context.Context, db *repository.DB, w io.Writer, o ExportOptions) (int, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -228,7 +228,7 @@ type ImportStats struct {
 // messages goes into the table with COPY. Decoding the next batch overlaps
 // writing this one; a bad record stops the import after the batches before
 // it are written, as if they had been imported alone.
-func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (ImportStats, error) {
+func Import(ctx context.Context, db *repository.DB, r io.Reader, o ImportOptions) (ImportStats, error) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 5000
 	}
@@ -242,7 +242,7 @@ func Import(ctx context.Context, db *bun.DB, r io.Reader, o ImportOptions) (Impo
 	// (session_id, id) once the tables are distributed on Citus, where the
 	// probe then reads only the batch's sessions' shards.
 	scoped := false
-	pg := repository.IsPostgres(db)
+	pg := db.Postgres()
 	if pg {
 		pk, err := repository.PrimaryKey(ctx, db, "messages")
 		if err != nil {
@@ -725,19 +725,19 @@ func (r *importRecord) message() (importMsg, error) {
 // writer writes batches: each in its own transaction, or (atomic) all in
 // one, committed by finish.
 type writer struct {
-	db                *bun.DB
+	db                *repository.DB
 	pg, scoped, atomc bool
-	conn              *sql.Conn // PostgreSQL: one connection for the import
-	open              bool      // PostgreSQL, atomic: the transaction has begun
-	tx                *bun.Tx   // SQLite, atomic
+	conn              *pgxpool.Conn // PostgreSQL: one connection of the pool for the import
+	open              bool          // PostgreSQL, atomic: the transaction has begun
+	tx                *bun.Tx       // SQLite, atomic
 }
 
-func newWriter(ctx context.Context, db *bun.DB, pg, scoped, atomic bool) (*writer, error) {
+func newWriter(ctx context.Context, db *repository.DB, pg, scoped, atomic bool) (*writer, error) {
 	w := &writer{db: db, pg: pg, scoped: scoped, atomc: atomic}
 	var err error
 	switch {
 	case pg:
-		if w.conn, err = db.DB.Conn(ctx); err != nil {
+		if w.conn, err = db.Pool.Acquire(ctx); err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}
 	case atomic:
@@ -757,7 +757,7 @@ func (w *writer) reader() bun.IDB {
 	if w.tx != nil {
 		return *w.tx
 	}
-	return w.db
+	return w.db.DB
 }
 
 // write writes one batch and returns how many messages were new. A batch
@@ -788,11 +788,9 @@ func (w *writer) finish(ctx context.Context, ok bool) error {
 			if ok {
 				stmt = "COMMIT"
 			}
-			_, err = w.conn.ExecContext(ctx, stmt)
+			_, err = w.conn.Exec(ctx, stmt)
 		}
-		if cerr := w.conn.Close(); err == nil {
-			err = cerr
-		}
+		w.conn.Release()
 	case w.tx != nil && ok:
 		err = w.tx.Commit()
 	case w.tx != nil:
@@ -845,9 +843,9 @@ var CopyColumns = []string{"id", "session_id", "role", "content", "tool_calls", 
 	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
 
 // writePG runs one batch on the import's pgx connection: sessions inserted,
-// messages COPYed into the table, skipping ids that exist. database/sql's
-// transactions do not expose their connection, so the transaction is spelt
-// out in SQL on the connection the import holds.
+// messages COPYed into the table, skipping ids that exist. The transaction
+// is spelt out in SQL on the connection the import holds, so that an atomic
+// import spans batches.
 func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 	var sessSQL string
 	if len(b.sessions) > 0 {
@@ -873,12 +871,8 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 			m.TraceID, m.SpanID, m.UserID, m.TenantID, m.CreatedAt, m.UpdatedAt, m.DeletedAt}
 	}
 	var inserted int64
-	err := w.conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("not a pgx connection: %T", dc)
-		}
-		c := sc.Conn()
+	err := func() error {
+		c := w.conn.Conn()
 		if !w.open {
 			if _, err := c.Exec(ctx, "BEGIN"); err != nil {
 				return fmt.Errorf("import: %w", err)
@@ -925,7 +919,7 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 			err = fmt.Errorf("import: %w", cerr)
 		}
 		return err
-	})
+	}()
 	return int(inserted), err
 }
 

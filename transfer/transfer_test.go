@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
@@ -22,7 +21,7 @@ import (
 
 // seed writes varied data: two tenants, tool metadata, tool_calls, a
 // soft-deleted row, rows the peer wrote, big integers in JSON.
-func seed(t *testing.T, db *bun.DB) {
+func seed(t *testing.T, db *repository.DB) {
 	t.Helper()
 	ctx := context.Background()
 	for _, tenant := range []string{"A", "B"} {
@@ -54,7 +53,7 @@ func seed(t *testing.T, db *bun.DB) {
 	}
 }
 
-func newStore(t testing.TB, db *bun.DB, user string, tl int) *sessionstore.Store {
+func newStore(t testing.TB, db *repository.DB, user string, tl int) *sessionstore.Store {
 	t.Helper()
 	s, err := sessionstore.New(db, sessionstore.Options{UserID: user, TruncateLength: tl})
 	if err != nil {
@@ -63,7 +62,7 @@ func newStore(t testing.TB, db *bun.DB, user string, tl int) *sessionstore.Store
 	return s
 }
 
-func export(t *testing.T, db *bun.DB, o transfer.ExportOptions) []byte {
+func export(t *testing.T, db *repository.DB, o transfer.ExportOptions) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if _, err := transfer.Export(context.Background(), db, &b, o); err != nil {

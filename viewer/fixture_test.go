@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -40,7 +40,7 @@ const (
 
 type fixture struct {
 	srv       *httptest.Server
-	db        *bun.DB
+	db        *repository.DB
 	alice     uuid.UUID // alice's session ("trip" key, hostile name)
 	bob       uuid.UUID // bob's session
 	long      string    // the cut answer, in full
@@ -132,7 +132,7 @@ func newFixture(t *testing.T) *fixture {
 	hb, _ := bob.Load(ctx, "trip", sessionstore.LoadOptions{})
 	audit.RecordIn(ctx, f.auditDir, "trip", "bob-agent", "bob's prompt", hb, 2)
 
-	api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: viewerT, UI: true, AuditDir: f.auditDir,
+	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, db, viewerT), UI: true, AuditDir: f.auditDir,
 		APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}, {Key: bobKey, UserID: "bob"}, {Key: openKey}}})
 	if err != nil {
 		t.Fatal(err)
@@ -183,4 +183,14 @@ func get(t *testing.T, c *http.Client, u string, want int) string {
 		t.Fatalf("GET %s: %d, want %d: %.300s", u, resp.StatusCode, want, b)
 	}
 	return string(b)
+}
+
+// storesOf builds the stores of db as serve does (tests: T given, storage on).
+func storesOf(t testing.TB, db *repository.DB, truncate int) *sessionstore.Stores {
+	t.Helper()
+	s, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -271,7 +271,7 @@ func TestViewerHTTP(t *testing.T) {
 // (a bearer key wanted, then no such route).
 func TestViewerOffByDefault(t *testing.T) {
 	t.Parallel()
-	api, err := httpapi.New(httpapi.Options{DB: dbtest.NewSQLite(t), APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}}})
+	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, dbtest.NewSQLite(t), 0), APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

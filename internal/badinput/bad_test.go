@@ -13,13 +13,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/cli"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -69,7 +68,7 @@ func generated() []badCase {
 	}
 }
 
-func count(t *testing.T, db *bun.DB, key string) int {
+func count(t *testing.T, db *repository.DB, key string) int {
 	t.Helper()
 	// By the session's name, whatever user the key was mapped for.
 	n, err := db.NewSelect().Table("messages").Where("session_id IN (SELECT id FROM sessions WHERE name = ?)", key).Count(context.Background())
@@ -159,7 +158,7 @@ func TestCLI(t *testing.T) {
 func TestHTTP(t *testing.T) {
 	t.Parallel()
 	db := dbtest.NewPostgres(t)
-	api, err := httpapi.New(httpapi.Options{DB: db, Insecure: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, db, 0), Insecure: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +229,7 @@ func TestAPIKeysNotLogged(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
 	const key = "secret-key-do-not-log-0123"
-	api, err := httpapi.New(httpapi.Options{DB: dbtest.NewSQLite(t), APIKeys: []httpapi.APIKey{{Key: key}},
+	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, dbtest.NewSQLite(t), 0), APIKeys: []httpapi.APIKey{{Key: key}},
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -243,4 +242,14 @@ func TestAPIKeysNotLogged(t *testing.T) {
 	if log.Len() == 0 || strings.Contains(log.String(), key) {
 		t.Fatalf("access log %q", log.String())
 	}
+}
+
+// storesOf builds the stores of db as serve does (tests: T given, storage on).
+func storesOf(t testing.TB, db *repository.DB, truncate int) *sessionstore.Stores {
+	t.Helper()
+	s, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

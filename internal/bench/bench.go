@@ -12,11 +12,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/citus"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/transfer"
 )
@@ -48,7 +49,7 @@ type PeerOp func(ctx context.Context, n int) ([]time.Duration, error)
 // Env is a database prepared for benchmarks: a schema of its own on
 // PostgreSQL (dropped by Close) or a SQLite file.
 type Env struct {
-	DB    *bun.DB
+	DB    *repository.DB
 	Conn  *pgx.Conn // PostgreSQL only: the floor's native connection
 	Store *sessionstore.Store
 	URL   string // the database, in the benchmark's own schema
@@ -58,7 +59,7 @@ type Env struct {
 	// Citus is set when the database is a Citus coordinator with workers:
 	// Open distributes the benchmark's tables there, as remstore citus
 	// distribute would.
-	Citus *repository.CitusState
+	Citus *citus.State
 	close func()
 }
 
@@ -98,22 +99,22 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 			_ = dbx.Close()
 		}
 	}
-	if err := repository.Migrate(ctx, e.DB); err != nil {
+	if err := migrations.Up(ctx, e.DB); err != nil {
 		e.Close()
 		return nil, err
 	}
 	if e.Conn != nil {
-		st, err := repository.CitusStatus(ctx, e.DB)
+		st, err := citus.Status(ctx, e.DB)
 		if err != nil {
 			e.Close()
 			return nil, err
 		}
 		if st.Version != "" && st.Workers > 0 {
-			if _, err := repository.Distribute(ctx, e.DB, repository.DistributeOptions{}); err != nil {
+			if _, err := citus.Distribute(ctx, e.DB, citus.DistributeOptions{}); err != nil {
 				e.Close()
 				return nil, err
 			}
-			if st, err = repository.CitusStatus(ctx, e.DB); err != nil {
+			if st, err = citus.Status(ctx, e.DB); err != nil {
 				e.Close()
 				return nil, err
 			}

@@ -6,9 +6,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/citus"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -37,7 +37,7 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 			if err := checkDistribute(e, shards); err != nil {
 				return err
 			}
-			return e.withDB(writes, func(db *bun.DB) error { return runDistribute(e, db, shards) })(cmd, args)
+			return e.withDB(writes, func(db *repository.DB) error { return runDistribute(e, db, shards) })(cmd, args)
 		},
 	}
 	distribute.Flags().IntVar(&shards, "shard-count", 0, "shards per table (default: the cluster's citus.shard_count, 32 unless set)")
@@ -46,8 +46,8 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 		Short:   "Bring sessions and messages back to the coordinator as local tables",
 		Example: "  remstore citus undistribute --db postgres://coordinator/app",
 		Args:    cobra.NoArgs,
-		RunE: e.withDB(readOnly, func(db *bun.DB) error {
-			steps, err := repository.Undistribute(e.ctx, db)
+		RunE: e.withDB(readOnly, func(db *repository.DB) error {
+			steps, err := citus.Undistribute(e.ctx, db)
 			printSteps(e, steps, "nothing to do: the tables are local")
 			return err
 		}),
@@ -57,8 +57,8 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 		Short:   "Show how remstore's tables are distributed",
 		Example: "  remstore citus status --db postgres://coordinator/app --json",
 		Args:    cobra.NoArgs,
-		RunE: e.withDB(readOnly, func(db *bun.DB) error {
-			st, err := repository.CitusStatus(e.ctx, db)
+		RunE: e.withDB(readOnly, func(db *repository.DB) error {
+			st, err := citus.Status(e.ctx, db)
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ See docs/scale-out.md for the design, the routing and the figures.`,
 }
 
 // withDB is a command's RunE that opens the database (see openDB) for fn.
-func (e *env) withDB(write bool, fn func(*bun.DB) error) func(*cobra.Command, []string) error {
+func (e *env) withDB(write bool, fn func(*repository.DB) error) func(*cobra.Command, []string) error {
 	return func(*cobra.Command, []string) error {
 		db, err := e.openDB(write)
 		if err != nil {
@@ -107,8 +107,8 @@ func checkDistribute(e *env, shards int) error {
 	return nil
 }
 
-func runDistribute(e *env, db *bun.DB, shards int) error {
-	steps, err := repository.Distribute(e.ctx, db, repository.DistributeOptions{ShardCount: shards})
+func runDistribute(e *env, db *repository.DB, shards int) error {
+	steps, err := citus.Distribute(e.ctx, db, citus.DistributeOptions{ShardCount: shards})
 	printSteps(e, steps, "nothing to do: already distributed")
 	return err
 }

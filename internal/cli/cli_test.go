@@ -12,7 +12,7 @@ import (
 	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/internal/cli"
 	"github.com/remstore/remstore/internal/dbtest"
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 type result struct {
@@ -234,7 +234,7 @@ func TestExportImportMigrateCLI(t *testing.T) {
 				t.Fatalf("import --all-tenants --atomic: %d %q %q", r.code, r.stdout, r.stderr)
 			}
 			st := run(t, dst, "", "migrate", "status", "--json")
-			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != len(repository.Migrations().Sorted()) {
+			if st.code != 0 || strings.Count(st.stdout, `"applied":true`) != len(migrations.All().Sorted()) {
 				t.Fatalf("status: %q", st.stdout)
 			}
 			if r := run(t, dst, "", "migrate", "down"); r.code != 0 {

@@ -75,12 +75,12 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 			if len(keys) == 0 && !o.insecure {
 				return usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
 			}
-			db, err := e.openDB(writes)
+			stores, db, err := e.openStores(writes)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			api, err := httpapi.New(httpapi.Options{DB: db, TruncateLength: e.cfg.TruncateLength, StoreDisabled: !e.cfg.StorageEnabled,
+			api, err := httpapi.New(httpapi.Options{Stores: stores,
 				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
 				BodyTimeout: o.bodyTimeout})
 			if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/uptrace/bun"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
@@ -30,7 +30,7 @@ const (
 // SQLite file (and only the default's directory) and migrates; read-only it
 // checks that remstore's tables exist and says what to run when they do not.
 // The caller closes it.
-func (e *env) openDB(write bool) (*bun.DB, error) {
+func (e *env) openDB(write bool) (*repository.DB, error) {
 	isDefault := e.cfg.Sources[settings.KeyDB] == "default"
 	db, err := repository.OpenWith(e.ctx, e.cfg.DatabaseURL, repository.Options{
 		Configure: e.pgConfig, ReadOnly: !write, CreateDir: isDefault})
@@ -38,12 +38,12 @@ func (e *env) openDB(write bool) (*bun.DB, error) {
 		return nil, fmt.Errorf("%s: %w", e.cfg.Origin(settings.KeyDB), err)
 	}
 	if write {
-		err = repository.Migrate(e.ctx, db)
+		err = migrations.Up(e.ctx, db)
 		if err != nil {
 			err = fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
 		}
 	} else {
-		err = repository.CheckMigrated(e.ctx, db)
+		err = migrations.Check(e.ctx, db)
 	}
 	if err != nil {
 		_ = db.Close()
@@ -52,16 +52,28 @@ func (e *env) openDB(write bool) (*bun.DB, error) {
 	return db, nil
 }
 
-// openStore opens the database (see openDB) and binds a store to the
-// configured user id. The caller closes the returned DB.
-func (e *env) openStore(write bool) (*sessionstore.Store, *bun.DB, error) {
+// openStores opens the database (see openDB) and builds the stores from
+// the settings, as every surface takes them. The caller closes the DB.
+func (e *env) openStores(write bool) (*sessionstore.Stores, *repository.DB, error) {
 	db, err := e.openDB(write)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := sessionstore.New(db, sessionstore.Options{
-		UserID: e.cfg.UserID, TruncateLength: e.cfg.TruncateLength, Disabled: !e.cfg.StorageEnabled,
-	})
+	stores, err := sessionstore.FromSettings(db, e.cfg)
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, usageErr("%v", err)
+	}
+	return stores, db, nil
+}
+
+// openStore is openStores bound to the configured user id.
+func (e *env) openStore(write bool) (*sessionstore.Store, *repository.DB, error) {
+	stores, db, err := e.openStores(write)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := stores.For(e.cfg.UserID)
 	if err != nil {
 		_ = db.Close()
 		return nil, nil, usageErr("%v", err)

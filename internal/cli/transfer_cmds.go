@@ -8,10 +8,10 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"github.com/uptrace/bun"
 	"golang.org/x/term"
 
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/settings"
 	"github.com/remstore/remstore/transfer"
 )
@@ -164,7 +164,7 @@ on a Citus coordinator (remstore citus distribute).`,
 					return err
 				}
 			}
-			var db *bun.DB
+			var db *repository.DB
 			var err error
 			switch action {
 			case "up", "down":
@@ -182,7 +182,7 @@ on a Citus coordinator (remstore citus distribute).`,
 			}
 			defer db.Close()
 			if action == "down" {
-				g, err := repository.NewMigrator(db).Rollback(e.ctx)
+				g, err := migrations.NewMigrator(db).Rollback(e.ctx)
 				if err != nil {
 					return err
 				}
@@ -194,7 +194,7 @@ on a Citus coordinator (remstore citus distribute).`,
 					return err
 				}
 			}
-			ms, err := repository.MigrationStatus(e.ctx, db)
+			ms, err := migrations.Status(e.ctx, db)
 			if err != nil {
 				return err
 			}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/citus"
 )
 
 // EnvCitusURL names the coordinator of a Citus cluster (scripts/citus.sh);
@@ -35,11 +34,11 @@ func NewCitusURL(t testing.TB) string {
 	t.Helper()
 	u := NewCitusRawURL(t)
 	db := migrated(t, u)
-	if _, err := repository.Distribute(context.Background(), db, repository.DistributeOptions{ShardCount: CitusTestShards}); err != nil {
+	if _, err := citus.Distribute(context.Background(), db, citus.DistributeOptions{ShardCount: CitusTestShards}); err != nil {
 		t.Fatalf("distribute: %v", err)
 	}
 	return u
 }
 
 // NewCitus returns a migrated, distributed database on the Citus cluster.
-func NewCitus(t testing.TB) *bun.DB { t.Helper(); return OpenRaw(t, NewCitusURL(t)) }
+func NewCitus(t testing.TB) *repository.DB { t.Helper(); return OpenRaw(t, NewCitusURL(t)) }

@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 // EnvURL names the PostgreSQL server for tests; EnvRequire=1 turns a missing
@@ -72,7 +71,7 @@ func newSchemaURL(t testing.TB, base string) string {
 }
 
 // OpenRaw opens dbURL without migrating; closed when the test ends.
-func OpenRaw(t testing.TB, dbURL string) *bun.DB {
+func OpenRaw(t testing.TB, dbURL string) *repository.DB {
 	t.Helper()
 	db, err := repository.Open(context.Background(), dbURL)
 	if err != nil {
@@ -82,17 +81,17 @@ func OpenRaw(t testing.TB, dbURL string) *bun.DB {
 	return db
 }
 
-func migrated(t testing.TB, dbURL string) *bun.DB {
+func migrated(t testing.TB, dbURL string) *repository.DB {
 	t.Helper()
 	db := OpenRaw(t, dbURL)
-	if err := repository.Migrate(context.Background(), db); err != nil {
+	if err := migrations.Up(context.Background(), db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return db
 }
 
 // NewPostgres returns a migrated database in a schema of its own.
-func NewPostgres(t testing.TB) *bun.DB { t.Helper(); return migrated(t, NewPostgresURL(t)) }
+func NewPostgres(t testing.TB) *repository.DB { t.Helper(); return migrated(t, NewPostgresURL(t)) }
 
 // NewSQLiteURL returns the path of a new SQLite file in the test's temp dir.
 func NewSQLiteURL(t testing.TB) string {
@@ -101,12 +100,12 @@ func NewSQLiteURL(t testing.TB) string {
 }
 
 // NewSQLite returns a migrated SQLite database in a new file.
-func NewSQLite(t testing.TB) *bun.DB { t.Helper(); return migrated(t, NewSQLiteURL(t)) }
+func NewSQLite(t testing.TB) *repository.DB { t.Helper(); return migrated(t, NewSQLiteURL(t)) }
 
 // Dialect is one database kind a shared suite runs on.
 type Dialect struct {
 	Name string
-	New  func(testing.TB) *bun.DB
+	New  func(testing.TB) *repository.DB
 	// URL is a database of its own for the CLI: fresh and unmigrated
 	// (the CLI migrates it), except on Citus, where it is also distributed,
 	// since distributing is a step of its own (remstore citus distribute).
@@ -122,7 +121,7 @@ var Dialects = []Dialect{
 }
 
 // Each runs fn as a parallel subtest per dialect, each with its own database.
-func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+func Each(t *testing.T, fn func(t *testing.T, db *repository.DB)) {
 	t.Helper()
 	for _, d := range Dialects {
 		t.Run(d.Name, func(t *testing.T) {

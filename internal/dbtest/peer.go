@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 // PeerMessage is a message as the Python peer's store_session_messages gets it.
@@ -66,7 +66,7 @@ func PeerStore(ctx context.Context, db bun.IDB, sessionID uuid.UUID, userID stri
 func WithoutTenantGuard(t testing.TB, db bun.IDB) {
 	t.Helper()
 	ctx := context.Background()
-	for _, tr := range repository.TenantGuardTriggers {
+	for _, tr := range migrations.TenantGuardTriggers {
 		var n int
 		if err := db.NewRaw("SELECT count(*) FROM pg_trigger WHERE tgname = ?", tr[1]).Scan(ctx, &n); err != nil || n == 0 {
 			continue // not PostgreSQL, or no guard

@@ -14,6 +14,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -27,7 +28,7 @@ func TestConnectionLossAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := repository.Migrate(ctx, db); err != nil {
+	if err := migrations.Up(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "A", TruncateLength: 5})
@@ -68,7 +69,7 @@ func TestTimeoutsHonoured(t *testing.T) {
 	ctx := context.Background()
 	url := dbtest.NewPostgresURL(t)
 	setup := dbtest.OpenRaw(t, url)
-	if err := repository.Migrate(ctx, setup); err != nil {
+	if err := migrations.Up(ctx, setup); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := sessionstore.New(setup, sessionstore.Options{UserID: "A"})

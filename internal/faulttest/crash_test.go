@@ -12,6 +12,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -30,7 +31,7 @@ func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := repository.Migrate(ctx, db); err != nil {
+	if err := migrations.Up(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()

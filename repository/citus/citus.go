@@ -1,4 +1,4 @@
-package repository
+package citus
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 // Scale-out on Citus. Every call of the session store names one session and
@@ -24,11 +27,8 @@ import (
 // extension.
 var ErrNoCitus = errors.New("the database has no citus extension: run CREATE EXTENSION citus on a Citus coordinator (remstore distributes its tables only on Citus)")
 
-// StoreBatchSignature names the store function for ALTER and Citus calls.
-const StoreBatchSignature = StoreBatchFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)"
-
-// CitusTable is one of remstore's tables as Citus sees it.
-type CitusTable struct {
+// Table is one of remstore's tables as Citus sees it.
+type Table struct {
 	Name       string   `json:"name"`
 	Type       string   `json:"type"`                          // "local", "distributed", or "reference or local"
 	Column     string   `json:"distribution_column,omitempty"` // empty when local
@@ -37,13 +37,13 @@ type CitusTable struct {
 	PrimaryKey []string `json:"primary_key"`
 }
 
-// CitusState is what `remstore citus status` reports.
-type CitusState struct {
-	Version     string       `json:"citus_version"` // "" when the extension is missing
-	Workers     int          `json:"workers"`
-	Tables      []CitusTable `json:"tables"`
-	Function    bool         `json:"store_function_distributed"`
-	Distributed bool         `json:"distributed"` // both tables distributed, co-located, function distributed
+// State is what `remstore citus status` reports.
+type State struct {
+	Version     string  `json:"citus_version"` // "" when the extension is missing
+	Workers     int     `json:"workers"`
+	Tables      []Table `json:"tables"`
+	Function    bool    `json:"store_function_distributed"`
+	Distributed bool    `json:"distributed"` // both tables distributed, co-located, function distributed
 }
 
 // DistributeOptions adjust Distribute. ShardCount 0 keeps Citus's
@@ -52,10 +52,10 @@ type DistributeOptions struct {
 	ShardCount int
 }
 
-// CitusStatus reads the distribution of remstore's tables.
-func CitusStatus(ctx context.Context, db bun.IDB) (CitusState, error) {
-	var st CitusState
-	if !IsPostgres(db) {
+// Status reads the distribution of remstore's tables.
+func Status(ctx context.Context, db bun.IDB) (State, error) {
+	var st State
+	if !repository.IsPostgres(db) {
 		return st, nil
 	}
 	v, err := citusVersion(ctx, db)
@@ -64,8 +64,8 @@ func CitusStatus(ctx context.Context, db bun.IDB) (CitusState, error) {
 	}
 	st.Version = v
 	for _, t := range []string{"sessions", "messages"} {
-		ct := CitusTable{Name: t, Type: "local"}
-		pk, err := PrimaryKey(ctx, db, t)
+		ct := Table{Name: t, Type: "local"}
+		pk, err := repository.PrimaryKey(ctx, db, t)
 		if err != nil {
 			return st, err
 		}
@@ -97,7 +97,7 @@ func CitusStatus(ctx context.Context, db bun.IDB) (CitusState, error) {
 	var n int
 	if err := db.NewRaw(`SELECT count(*) FROM pg_dist_object
 		WHERE classid = 'pg_proc'::regclass AND objid = to_regprocedure(?)::oid AND distribution_argument_index IS NOT NULL`,
-		StoreBatchSignature).Scan(ctx, &n); err != nil {
+		migrations.Signature).Scan(ctx, &n); err != nil {
 		return st, fmt.Errorf("citus function status: %w", err)
 	}
 	st.Function = n > 0
@@ -118,20 +118,6 @@ func citusVersion(ctx context.Context, db bun.IDB) (string, error) {
 	return v, nil
 }
 
-// PrimaryKey returns the columns of table's primary key, in order, as the
-// database has them (PostgreSQL; nil when the table has none).
-func PrimaryKey(ctx context.Context, db bun.IDB, table string) ([]string, error) {
-	var cols []string
-	err := db.NewRaw(`SELECT a.attname FROM pg_index i
-		JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, o) ON true
-		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-		WHERE i.indrelid = to_regclass(?) AND i.indisprimary ORDER BY k.o`, table).Scan(ctx, &cols)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("primary key of %s: %w", table, err)
-	}
-	return cols, nil
-}
-
 // distribution says, per table, the column it is distributed by.
 var distribution = []struct{ table, column, colocate string }{
 	{"sessions", "id", ""},
@@ -142,11 +128,11 @@ var distribution = []struct{ table, column, colocate string }{
 // co-located by session, and distributes the store function by its session
 // argument. Existing rows move to the workers. It is idempotent: what is
 // already distributed is left as it is. It returns the steps it took.
-func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string, error) {
-	if !IsPostgres(db) {
+func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]string, error) {
+	if !repository.IsPostgres(db) {
 		return nil, errors.New("distribute: SQLite cannot be distributed; Citus is PostgreSQL")
 	}
-	if err := CheckMigrated(ctx, db); err != nil {
+	if err := migrations.Check(ctx, db); err != nil {
 		return nil, err
 	}
 	if v, err := citusVersion(ctx, db); err != nil {
@@ -157,7 +143,7 @@ func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string,
 	if o.ShardCount < 0 || o.ShardCount > 64000 {
 		return nil, fmt.Errorf("distribute: shard count %d out of range 1..64000", o.ShardCount)
 	}
-	st, err := CitusStatus(ctx, db)
+	st, err := Status(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +187,7 @@ func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string,
 		for i, d := range distribution {
 			local[d.table] = st.Tables[i].Type == "local"
 		}
-		for _, tr := range TenantGuardTriggers {
+		for _, tr := range migrations.TenantGuardTriggers {
 			if !local[tr[0]] {
 				continue
 			}
@@ -234,21 +220,10 @@ func Distribute(ctx context.Context, db *bun.DB, o DistributeOptions) ([]string,
 		return steps, err
 	}
 	if !st.Function {
-		// A delegated call runs on a worker, whose connections have their
-		// own search_path: the function carries the schema it was made in.
-		var schema string
-		if err := db.NewRaw("SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = to_regprocedure(?)::oid",
-			StoreBatchSignature).Scan(ctx, &schema); err != nil {
-			return steps, fmt.Errorf("distribute: find %s: %w", StoreBatchFunction, err)
+		if err := migrations.DistributeStoreFunction(ctx, db); err != nil {
+			return steps, fmt.Errorf("distribute: %w", err)
 		}
-		if err := exec(ctx, db, "pin the store function's search_path to "+schema,
-			"ALTER FUNCTION "+StoreBatchSignature+" SET search_path = "+quoteIdent(schema)); err != nil {
-			return steps, err
-		}
-		if err := exec(ctx, db, "distribute "+StoreBatchFunction+" by its session",
-			"SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", StoreBatchSignature); err != nil {
-			return steps, err
-		}
+		steps = append(steps, "distribute "+migrations.StoreFunction+" by its session")
 	}
 	return steps, nil
 }
@@ -324,11 +299,11 @@ func widenKeys(ctx context.Context, tx bun.Tx, table, col string,
 // Undistribute brings sessions and messages back to the coordinator as local
 // tables (Citus moves the rows back) and restores messages' primary key
 // (id) when the ids are unique. The widened unique indexes stay widened.
-func Undistribute(ctx context.Context, db *bun.DB) ([]string, error) {
-	if !IsPostgres(db) {
+func Undistribute(ctx context.Context, db *repository.DB) ([]string, error) {
+	if !repository.IsPostgres(db) {
 		return nil, errors.New("undistribute: SQLite is never distributed")
 	}
-	st, err := CitusStatus(ctx, db)
+	st, err := Status(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -339,13 +314,13 @@ func Undistribute(ctx context.Context, db *bun.DB) ([]string, error) {
 	if st.Function {
 		// Citus has no undistribute for functions: the function is dropped
 		// everywhere and made again, local, from migration 5's text.
-		if _, err := db.ExecContext(ctx, "DROP FUNCTION "+StoreBatchSignature); err != nil {
-			return steps, fmt.Errorf("undistribute: drop %s: %w", StoreBatchFunction, err)
+		if _, err := db.ExecContext(ctx, "DROP FUNCTION "+migrations.Signature); err != nil {
+			return steps, fmt.Errorf("undistribute: drop %s: %w", migrations.StoreFunction, err)
 		}
-		if _, err := db.ExecContext(ctx, storeBatchDDL); err != nil {
-			return steps, fmt.Errorf("undistribute: recreate %s: %w", StoreBatchFunction, err)
+		if _, err := db.ExecContext(ctx, migrations.StoreFunctionSQL()); err != nil {
+			return steps, fmt.Errorf("undistribute: recreate %s: %w", migrations.StoreFunction, err)
 		}
-		steps = append(steps, "recreate "+StoreBatchFunction+" as a local function")
+		steps = append(steps, "recreate "+migrations.StoreFunction+" as a local function")
 	}
 	if st.Tables[0].Type != "local" || st.Tables[1].Type != "local" {
 		if _, err := db.ExecContext(ctx, "SELECT undistribute_table('sessions', cascade_via_foreign_keys := true)"); err != nil {

@@ -1,4 +1,4 @@
-package repository_test
+package citus_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/citus"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -21,7 +23,7 @@ func TestDistributeInPlace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := dbtest.OpenRaw(t, dbtest.NewCitusRawURL(t))
-	if err := repository.Migrate(ctx, db); err != nil {
+	if err := migrations.Up(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "CREATE UNIQUE INDEX extra_unique ON messages ((metadata->>'entity_key'), id)"); err != nil {
@@ -53,12 +55,12 @@ func TestDistributeInPlace(t *testing.T) {
 		}
 	}
 
-	steps, err := repository.Distribute(ctx, db, repository.DistributeOptions{ShardCount: dbtest.CitusTestShards})
+	steps, err := citus.Distribute(ctx, db, citus.DistributeOptions{ShardCount: dbtest.CitusTestShards})
 	if err != nil {
 		t.Fatalf("distribute: %v (after %v)", err, steps)
 	}
 	t.Logf("steps: %q", steps)
-	st, err := repository.CitusStatus(ctx, db)
+	st, err := citus.Status(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,18 +91,18 @@ func TestDistributeInPlace(t *testing.T) {
 	}
 	check("distributed")
 
-	if again, err := repository.Distribute(ctx, db, repository.DistributeOptions{}); err != nil || len(again) != 0 {
+	if again, err := citus.Distribute(ctx, db, citus.DistributeOptions{}); err != nil || len(again) != 0 {
 		t.Errorf("second distribute: steps %v, err %v; want none", again, err)
 	}
 	if _, err := s.StoreMessages(ctx, "g", []models.HistoryMessage{{Role: "user", Content: "after"}}, ""); err != nil {
 		t.Fatal(err)
 	}
 
-	steps, err = repository.Undistribute(ctx, db)
+	steps, err = citus.Undistribute(ctx, db)
 	if err != nil {
 		t.Fatalf("undistribute: %v (after %v)", err, steps)
 	}
-	st, _ = repository.CitusStatus(ctx, db)
+	st, _ = citus.Status(ctx, db)
 	if st.Distributed || st.Tables[0].Type != "local" || st.Tables[1].Type != "local" || st.Function {
 		t.Fatalf("after undistribute: %+v", st)
 	}
@@ -118,33 +120,33 @@ func TestDistributeRefusesWithoutCitus(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pg := dbtest.NewPostgres(t)
-	if _, err := repository.Distribute(ctx, pg, repository.DistributeOptions{}); !errors.Is(err, repository.ErrNoCitus) {
+	if _, err := citus.Distribute(ctx, pg, citus.DistributeOptions{}); !errors.Is(err, citus.ErrNoCitus) {
 		t.Errorf("PostgreSQL without citus: %v", err)
 	}
-	if st, err := repository.CitusStatus(ctx, pg); err != nil || st.Version != "" || st.Tables[1].Type != "local" {
+	if st, err := citus.Status(ctx, pg); err != nil || st.Version != "" || st.Tables[1].Type != "local" {
 		t.Errorf("status without citus: %+v, %v", st, err)
 	}
 	lite := dbtest.NewSQLite(t)
-	if _, err := repository.Distribute(ctx, lite, repository.DistributeOptions{}); err == nil || !strings.Contains(err.Error(), "SQLite") {
+	if _, err := citus.Distribute(ctx, lite, citus.DistributeOptions{}); err == nil || !strings.Contains(err.Error(), "SQLite") {
 		t.Errorf("SQLite: %v", err)
 	}
 	raw := dbtest.OpenRaw(t, dbtest.NewCitusRawURL(t))
-	if _, err := repository.Distribute(ctx, raw, repository.DistributeOptions{}); !errors.Is(err, repository.ErrNotMigrated) {
+	if _, err := citus.Distribute(ctx, raw, citus.DistributeOptions{}); !errors.Is(err, repository.ErrNotMigrated) {
 		t.Errorf("unmigrated: %v", err)
 	}
 	// A table of the peer's full schema that references messages(id), as
 	// its feedback table does: refused before anything changes, naming it.
-	if err := repository.Migrate(ctx, raw); err != nil {
+	if err := migrations.Up(ctx, raw); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.ExecContext(ctx, "CREATE TABLE feedback (id uuid PRIMARY KEY, message_id uuid REFERENCES messages(id))"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := repository.Distribute(ctx, raw, repository.DistributeOptions{})
+	_, err := citus.Distribute(ctx, raw, citus.DistributeOptions{})
 	if err == nil || !strings.Contains(err.Error(), "feedback.feedback_message_id_fkey -> messages") {
 		t.Errorf("foreign key from a local table: %v", err)
 	}
-	if st, _ := repository.CitusStatus(ctx, raw); st.Tables[1].Type != "local" || len(st.Tables[1].PrimaryKey) != 1 {
+	if st, _ := citus.Status(ctx, raw); st.Tables[1].Type != "local" || len(st.Tables[1].PrimaryKey) != 1 {
 		t.Errorf("a refused distribute changed the tables: %+v", st)
 	}
 }

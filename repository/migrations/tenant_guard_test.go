@@ -1,4 +1,4 @@
-package repository_test
+package migrations_test
 
 import (
 	"context"

@@ -1,0 +1,34 @@
+package migrations
+
+import (
+	"context"
+
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/remstore/remstore/repository"
+)
+
+// UpTo applies the pending migrations up to and including name, each in a
+// group of its own, so that a rollback undoes exactly one (tests only).
+func UpTo(ctx context.Context, db *repository.DB, name string) error {
+	for _, m := range All().Sorted() {
+		if m.Name > name {
+			break
+		}
+		one := migrate.NewMigrations()
+		for _, x := range All().Sorted() {
+			if x.Name <= m.Name {
+				one.Add(x)
+			}
+		}
+		mg := migrate.NewMigrator(db.DB, one, migrate.WithTableName(Table), migrate.WithLocksTableName(LocksTable),
+			migrate.WithMarkAppliedOnSuccess(true))
+		if err := mg.Init(ctx); err != nil {
+			return err
+		}
+		if _, err := mg.Migrate(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package migrations
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/remstore/remstore/repository"
+)
+
+// Table and LocksTable are where bun's migrator keeps its state; the names
+// are remstore's so they never clash with the peer's tables.
+const (
+	Table      = "remstore_migrations"
+	LocksTable = "remstore_migration_locks"
+)
+
+// StoreFunction is the PostgreSQL write of a store call
+// (sql/functions/store_batch_v2.sql); Signature names it for ALTER, DROP
+// and Citus calls.
+const (
+	StoreFunction = "remstore_store_batch"
+	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)"
+)
+
+//go:embed sql
+var files embed.FS
+
+// Splitter separates the statements of one file, as in bun's SQL migrations.
+const splitter = "--bun:split"
+
+// statements reads a migration file: its statements, separated by
+// "--bun:split" lines, where a line "--include <file>" stands for the
+// statements of another file under sql/ (a down step reads the old
+// function's file, never a copy of it).
+func statements(name string) ([]string, error) {
+	b, err := files.ReadFile(path.Join("sql", name))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, part := range strings.Split(string(b), "\n"+splitter+"\n") {
+		part = strings.TrimSpace(part)
+		if inc, ok := strings.CutPrefix(part, "--include "); ok && !strings.Contains(inc, "\n") {
+			more, err := statements(strings.TrimSpace(inc))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			out = append(out, more...)
+			continue
+		}
+		if part != "" {
+			out = append(out, part)
+		}
+	}
+	return out, nil
+}
+
+// StoreFunctionSQL is the current store function's CREATE statement (Citus
+// makes it again, local, when it undistributes).
+func StoreFunctionSQL() string {
+	s, err := statements("functions/store_batch_v2.sql")
+	if err != nil || len(s) != 1 {
+		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
+	}
+	return s[0]
+}
+
+// dialectDir is where a dialect's files are: sql/postgres or sql/sqlite.
+func dialectDir(db bun.IDB) string {
+	if repository.IsPostgres(db) {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// All returns remstore's migrations: one per name found in sql/postgres or
+// sql/sqlite (NAME_COMMENT.up.sql and .down.sql). A migration without a file
+// for a dialect does nothing there. Each runs in one transaction.
+func All() *migrate.Migrations {
+	type entry struct{ name, comment string }
+	seen := map[string]entry{}
+	for _, dir := range []string{"postgres", "sqlite"} {
+		ents, err := fs.ReadDir(files, path.Join("sql", dir))
+		if err != nil {
+			panic(err) // embedded: a build defect
+		}
+		for _, e := range ents {
+			base, ok := strings.CutSuffix(e.Name(), ".up.sql")
+			if !ok {
+				continue
+			}
+			name, comment, _ := strings.Cut(base, "_")
+			seen[name] = entry{name, comment}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ms := migrate.NewMigrations()
+	for _, n := range names {
+		e := seen[n]
+		ms.Add(migrate.Migration{Name: e.name, Comment: e.comment,
+			Up: step(e.name + "_" + e.comment + ".up.sql"), Down: step(e.name + "_" + e.comment + ".down.sql")})
+	}
+	return ms
+}
+
+// step runs one migration file of the database's dialect in a transaction,
+// with the Go a few migrations need around their SQL.
+func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+		db := m.DB()
+		name := path.Join(dialectDir(db), file)
+		if _, err := fs.Stat(files, path.Join("sql", name)); err != nil {
+			return nil // nothing to do on this dialect
+		}
+		stmts, err := statements(name)
+		if err != nil {
+			return err
+		}
+		distributed := false
+		if repository.IsPostgres(db) {
+			if distributed, err = messagesDistributed(ctx, db); err != nil {
+				return err
+			}
+		}
+		// The tenant guard never goes on (or comes off) distributed tables:
+		// Citus refuses triggers there (tenant_guard.go).
+		if distributed && strings.Contains(file, "_tenant_guard.") {
+			return nil
+		}
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			fnDistributed := false
+			if distributed {
+				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE objid = to_regprocedure(?)::oid)`,
+					Signature).Scan(ctx, &fnDistributed); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+			}
+			for _, s := range stmts {
+				if _, err := tx.ExecContext(ctx, s); err != nil {
+					return fmt.Errorf("%s: %s: %w", file, firstLine(s), err)
+				}
+			}
+			// A store function made again on a database whose function was
+			// distributed is distributed again, as remstore citus distribute
+			// left it.
+			if fnDistributed {
+				var exists bool
+				if err := tx.NewRaw(`SELECT to_regprocedure(?) IS NOT NULL`, Signature).Scan(ctx, &exists); err != nil || !exists {
+					return err
+				}
+				return DistributeStoreFunction(ctx, tx)
+			}
+			return nil
+		})
+	}
+}
+
+// DistributeStoreFunction pins the store function's search_path to its
+// schema (a delegated call runs on a worker, whose connections have their own
+// search_path) and distributes it by its session argument, co-located with
+// sessions: a call outside a transaction block runs on the session's worker.
+func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
+	var schema string
+	if err := db.NewRaw("SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = to_regprocedure(?)::oid",
+		Signature).Scan(ctx, &schema); err != nil {
+		return fmt.Errorf("find %s: %w", StoreFunction, err)
+	}
+	if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" SET search_path = "+quoteIdent(schema)); err != nil {
+		return fmt.Errorf("pin the search_path of %s: %w", StoreFunction, err)
+	}
+	if _, err := db.ExecContext(ctx, "SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", Signature); err != nil {
+		return fmt.Errorf("distribute %s: %w", StoreFunction, err)
+	}
+	return nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// messagesDistributed reports whether messages is a Citus distributed table.
+func messagesDistributed(ctx context.Context, db bun.IDB) (bool, error) {
+	var citus, distributed bool
+	if err := db.NewRaw(`SELECT to_regclass('pg_dist_partition') IS NOT NULL`).Scan(ctx, &citus); err != nil || !citus {
+		return false, err
+	}
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass('messages'))`).Scan(ctx, &distributed)
+	return distributed, err
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "--") {
+			return l
+		}
+	}
+	return s
+}
+
+// NewMigrator returns bun's migrator over remstore's migrations.
+func NewMigrator(db *repository.DB) *migrate.Migrator {
+	return migrate.NewMigrator(db.DB, All(),
+		migrate.WithTableName(Table),
+		migrate.WithLocksTableName(LocksTable),
+		migrate.WithMarkAppliedOnSuccess(true))
+}
+
+// Up applies every pending migration.
+func Up(ctx context.Context, db *repository.DB) error {
+	m := NewMigrator(db)
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("migrate: init: %w", err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer func() { _ = m.Unlock(ctx) }()
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Check returns repository.ErrNotMigrated unless db holds the sessions and
+// messages tables (made by Up, or by the peer's install script). Read-only
+// commands call it instead of migrating.
+func Check(ctx context.Context, db bun.IDB) error {
+	for _, t := range []string{"sessions", "messages"} {
+		ok, err := tableExists(ctx, db, t)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return repository.ErrNotMigrated
+		}
+	}
+	return nil
+}
+
+// tableExists reports whether a table of that name is on the search path.
+func tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = ANY (current_schemas(false)) AND table_name = ?"
+	if !repository.IsPostgres(db) {
+		q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	}
+	var n int
+	if err := db.NewRaw(q, name).Scan(ctx, &n); err != nil {
+		return false, fmt.Errorf("check table %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
+// State is one migration and whether the database has it.
+type State struct {
+	Name    string `json:"name"`
+	Comment string `json:"comment"`
+	Applied bool   `json:"applied"`
+}
+
+// Status lists remstore's migrations and which are applied, without
+// creating anything: on a database remstore never migrated, all are pending.
+func Status(ctx context.Context, db *repository.DB) ([]State, error) {
+	applied := map[string]bool{}
+	if ok, err := tableExists(ctx, db, Table); err != nil {
+		return nil, err
+	} else if ok {
+		ms, err := NewMigrator(db).MigrationsWithStatus(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("migration status: %w", err)
+		}
+		for _, m := range ms {
+			applied[m.Name] = m.IsApplied()
+		}
+	}
+	var out []State
+	for _, m := range All().Sorted() {
+		out = append(out, State{Name: m.Name, Comment: m.Comment, Applied: applied[m.Name]})
+	}
+	return out, nil
+}

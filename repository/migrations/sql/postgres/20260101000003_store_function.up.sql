@@ -1,0 +1,1 @@
+--include functions/store_messages_v0.sql

@@ -1,0 +1,54 @@
+package sessionstore
+
+import (
+	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/settings"
+)
+
+// Stores hands out the store of each tenant on one database with one set of
+// options. A program builds it once from its settings ([FromSettings]) and
+// every surface — CLI, HTTP API, viewer, MCP — takes its stores from it, so
+// storage switched off is off everywhere and T is the same everywhere.
+type Stores struct {
+	db *repository.DB
+	o  Options
+}
+
+// NewStores checks o (its UserID is ignored: [Stores.For] names the tenant)
+// and returns the stores of db.
+func NewStores(db *repository.DB, o Options) (*Stores, error) {
+	o.UserID = "-"
+	if _, err := New(db, o); err != nil {
+		return nil, err
+	}
+	o.UserID = ""
+	return &Stores{db: db, o: o}, nil
+}
+
+// FromSettings is the one place settings become store options:
+// REMSTORE_TRUNCATE_LENGTH is T, POSTGRES_ENABLED switches storage.
+func FromSettings(db *repository.DB, cfg settings.Config) (*Stores, error) {
+	return NewStores(db, Options{TruncateLength: cfg.TruncateLength, Disabled: !cfg.StorageEnabled})
+}
+
+// For returns the store bound to tenant userID.
+func (f *Stores) For(userID string) (*Store, error) {
+	o := f.o
+	o.UserID = userID
+	return New(f.db, o)
+}
+
+// Enabled reports whether storage is on.
+func (f *Stores) Enabled() bool { return !f.o.Disabled }
+
+// TruncateLength is T.
+func (f *Stores) TruncateLength() int {
+	if f.o.TruncateLength == 0 {
+		return compressor.DefaultTruncateLength
+	}
+	return f.o.TruncateLength
+}
+
+// DB is the database the stores run on.
+func (f *Stores) DB() *repository.DB { return f.db }
