@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -150,5 +151,8 @@ func existingIDs(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) ([]exis
 		out = append(out, existingID{O: byID[f.ID] + 1, Key: f.Key,
 			Mine: f.SessionID == p.sid && f.TenantID != nil && *f.TenantID == s.userID})
 	}
+	// In the order of the call, as the function's jsonb_agg(... ORDER BY
+	// r.o): a refusal names the first message whose id is taken.
+	slices.SortFunc(out, func(a, b existingID) int { return a.O - b.O })
 	return out, nil
 }

@@ -1,0 +1,492 @@
+package sessionstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
+)
+
+// The write exists twice: the store function on PostgreSQL (and Citus) and
+// the Go writer (writeGo) everywhere else. This test generates random write
+// scripts — new sessions, caller ids, full and partial retries, ids taken,
+// another tenant's sessions, soft-deleted, completed and NULL-status
+// sessions, the peer's rows in between, lifecycle messages into closed
+// sessions — runs each through every writer and requires the same result of
+// every call and the same rows, column by column. TestDifferentialCatchesMutants
+// shows it fails when a writer's rule is changed.
+
+// writer is one implementation of the write, on its own database.
+type writer struct {
+	name string
+	db   *repository.DB
+	drv  driver
+}
+
+// goOnPG is the Go writer on PostgreSQL, with PostgreSQL's session lock: the
+// same database as the function, so only the writer differs.
+type goOnPG struct{ pgDriver }
+
+func (goOnPG) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
+	var out writeOutcome
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		out, err = writeGo(ctx, tx, s, p, pgDriver{}.lock)
+		return err
+	})
+	return out, err
+}
+
+func writers(t *testing.T) []writer {
+	return []writer{
+		{"function on PostgreSQL", unguarded(t, dbtest.NewPostgres(t)), pgDriver{}},
+		{"Go on PostgreSQL", unguarded(t, dbtest.NewPostgres(t)), goOnPG{}},
+		{"Go on SQLite", dbtest.NewSQLite(t), sqliteDriver{}},
+		{"function on Citus", dbtest.NewCitus(t), pgDriver{}},
+	}
+}
+
+// unguarded turns off PostgreSQL's tenant guard, so that the peer's steps
+// can write what the peer wrote before the guard (another tenant's rows in a
+// session) on every database alike: SQLite and Citus have no guard.
+func unguarded(t *testing.T, db *repository.DB) *repository.DB {
+	dbtest.WithoutTenantGuard(t, db)
+	return db
+}
+
+func TestWritersAgree(t *testing.T) {
+	t.Parallel()
+	ws := writers(t)
+	scripts := 60
+	if testing.Short() {
+		scripts = 15
+	}
+	seen := map[string]int{}
+	for n := range scripts {
+		sc := newScript(uint64(n))
+		if d := runDifferential(t, ws, sc); d != "" {
+			t.Fatalf("script %d (seed %d) — the writers disagree:\n%s\nscript:\n%s", n, n, d, sc)
+		}
+		_, _, cov := runScript(t, writer{"coverage", dbtest.NewSQLite(t), sqliteDriver{}}, sc)
+		for k, v := range cov {
+			seen[k] += v
+		}
+	}
+	// The scripts reach every case the writers decide, the three the
+	// shared suite never reached included (partial retry, NULL status or
+	// tenant, undelete): a generator that drifts away from one fails here.
+	for _, c := range cases {
+		if seen[c] == 0 {
+			t.Errorf("no script reached %q (reached: %v)", c, seen)
+		}
+	}
+	t.Logf("cases reached: %v", seen)
+}
+
+// cases are what a write can meet; runScript counts them.
+var cases = []string{"new session", "append", "full retry", "partial retry", "id taken", "another tenant's session",
+	"soft-deleted session undeleted", "NULL-status session written", "NULL-tenant session refused",
+	"closed session refused", "lifecycle message", "peer rows before"}
+
+// A changed rule in either writer is caught: each mutant of the store
+// function (installed in a database of its own) and of the Go writer's
+// rows is told apart from the unchanged writer within the scripts.
+func TestDifferentialCatchesMutants(t *testing.T) {
+	t.Parallel()
+	fn := migrations.StoreFunctionSQL()
+	for _, m := range []struct{ name, from, to string }{
+		{"a write does not undelete the session", "deleted_at = NULL\n", "deleted_at = s.deleted_at\n"},
+		{"updated_at not kept monotonic", "GREATEST(s.updated_at, EXCLUDED.updated_at)", "EXCLUDED.updated_at"},
+		{"positions count every tenant's rows", "count(*) FILTER (WHERE m.tenant_id = p_tenant)", "count(*)"},
+		{"a NULL status is not active", "COALESCE(s.status, 'active') = 'active' OR", "s.status = 'active' OR"},
+		{"a retry writes its rows again", "WHERE v_existing IS NULL\n", "WHERE true\n"},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.Contains(fn, m.from) {
+				t.Fatalf("the store function no longer contains %q: update the mutant", m.from)
+			}
+			mutant := unguarded(t, dbtest.NewPostgres(t))
+			if _, err := mutant.ExecContext(context.Background(), strings.Replace(fn, m.from, m.to, 1)); err != nil {
+				t.Fatal(err)
+			}
+			ws := []writer{{"Go on SQLite", dbtest.NewSQLite(t), sqliteDriver{}}, {"mutated function", mutant, pgDriver{}}}
+			for n := range 60 {
+				if runDifferential(t, ws, newScript(uint64(n))) != "" {
+					t.Logf("told apart by script %d", n)
+					return
+				}
+			}
+			t.Fatal("60 scripts did not tell the mutant from the Go writer")
+		})
+	}
+}
+
+// step is one call of a script.
+type step struct {
+	op      string // store, retry, status, delete, peer, nullsession
+	tenant  string
+	session string
+	msgs    []models.HistoryMessage
+	status  string
+	reason  string
+	nullTen bool          // nullsession: tenant NULL too
+	dt      time.Duration // the clock moves by dt before the step: backwards at times (clock skew)
+}
+
+type script struct {
+	seed  uint64
+	steps []step
+}
+
+func (sc script) String() string {
+	var b strings.Builder
+	for i, s := range sc.steps {
+		fmt.Fprintf(&b, "  %2d %s %s %s", i, s.op, s.tenant, s.session)
+		for _, m := range s.msgs {
+			id := m.ID
+			if len(id) > 8 {
+				id = id[:8]
+			}
+			fmt.Fprintf(&b, " [%s %q id=%s]", m.Role, m.Content, id)
+		}
+		if s.status != "" {
+			fmt.Fprintf(&b, " -> %s %q", s.status, s.reason)
+		}
+		fmt.Fprintf(&b, " (clock %+dms)", s.dt.Milliseconds())
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// newScript draws a script from seed. Sessions are named per script (keys
+// and raw UUIDs, so both tenants can address one session), caller ids come
+// from a small pool so that they collide.
+func newScript(seed uint64) script {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	sc := script{seed: seed}
+	tenants := []string{fmt.Sprintf("A%d", seed), fmt.Sprintf("B%d", seed)}
+	sessions := []string{"chat",
+		uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "shared-%d-1", seed)).String(),
+		uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "shared-%d-2", seed)).String()}
+	ids := make([]string, 6)
+	for i := range ids {
+		ids[i] = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "id-%d-%d", seed, i)).String()
+	}
+	roles := []models.Role{models.RoleUser, models.RoleAssistant, models.RoleTool, models.RoleSystem}
+	var stores []step // earlier store calls, for retries
+	content := 0
+	newMsgs := func() []models.HistoryMessage {
+		out := make([]models.HistoryMessage, 1+r.IntN(3))
+		for i := range out {
+			content++
+			m := models.HistoryMessage{Role: roles[r.IntN(len(roles))], Content: fmt.Sprintf("m%d", content)}
+			if m.Role == models.RoleTool {
+				m.ToolCallID, m.ToolName = fmt.Sprintf("call_%d", content), "search"
+			}
+			if r.IntN(2) == 0 {
+				m.ID = ids[r.IntN(len(ids))]
+			}
+			out[i] = m
+		}
+		return out
+	}
+	for range 16 + r.IntN(24) {
+		s := step{tenant: tenants[r.IntN(2)], session: sessions[r.IntN(len(sessions))],
+			dt: time.Duration(r.IntN(30)-10) * time.Millisecond}
+		switch k := r.IntN(20); {
+		case k < 9:
+			s.op, s.msgs = "store", newMsgs()
+			stores = append(stores, s)
+		case k < 12 && len(stores) > 0:
+			// A retry: the same call again, or its first messages and new ones.
+			prev := stores[r.IntN(len(stores))]
+			s = prev
+			s.op = "retry"
+			if r.IntN(2) == 0 && len(prev.msgs) > 1 {
+				s.msgs = append(append([]models.HistoryMessage{}, prev.msgs[:1+r.IntN(len(prev.msgs)-1)]...), newMsgs()...)
+			}
+		case k < 14:
+			s.op = "status"
+			s.status = []string{models.StatusCompleted, models.StatusCancelled, models.StatusError, models.StatusActive}[r.IntN(4)]
+			if r.IntN(2) == 0 {
+				s.reason = "because"
+			}
+		case k < 16:
+			s.op = "delete"
+		case k < 18:
+			s.op = "peer"
+			s.msgs = []models.HistoryMessage{{Role: roles[r.IntN(2)], Content: fmt.Sprintf("peer%d", content)}}
+			content++
+		default:
+			s.op, s.nullTen = "nullsession", r.IntN(2) == 0
+		}
+		if s.op == "" {
+			continue
+		}
+		sc.steps = append(sc.steps, s)
+	}
+	return sc
+}
+
+// runDifferential runs sc through every writer and returns the first
+// difference ("" when they agree).
+func runDifferential(t *testing.T, ws []writer, sc script) string {
+	t.Helper()
+	var results [][]string
+	var rows []string
+	for _, w := range ws {
+		res, rs, _ := runScript(t, w, sc)
+		results = append(results, res)
+		rows = append(rows, rs)
+	}
+	for i := 1; i < len(ws); i++ {
+		for j := range results[0] {
+			if results[0][j] != results[i][j] {
+				return fmt.Sprintf("step %d: %s answered %s\n         %s answered %s", j, ws[0].name, results[0][j], ws[i].name, results[i][j])
+			}
+		}
+		if rows[0] != rows[i] {
+			return fmt.Sprintf("rows differ (%s vs %s):\n%s", ws[0].name, ws[i].name, lineDiff(rows[0], rows[i]))
+		}
+	}
+	return ""
+}
+
+// runScript runs sc on w and returns each call's result and the rows of the
+// script's sessions, normalized.
+func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(sc.seed) * time.Hour)
+	tick := func() time.Time { clock = clock.Add(time.Millisecond); return clock }
+	stores := map[string]*Store{}
+	storeOf := func(tenant string) *Store {
+		if s, ok := stores[tenant]; ok {
+			return s
+		}
+		s, err := New(w.db, Options{UserID: tenant, TruncateLength: 10, Now: tick, Retries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.drv = w.drv
+		stores[tenant] = s
+		return s
+	}
+	sids := map[uuid.UUID]bool{}
+	callerIDs := map[string]bool{}
+	var results []string
+	cov := map[string]int{}
+	type state struct{ exists, deleted, nullStatus, nullTenant, closed, peer bool }
+	states := map[uuid.UUID]*state{}
+	for i, s := range sc.steps {
+		clock = clock.Add(s.dt)
+		st := storeOf(s.tenant)
+		sid, err := st.SessionUUID(s.session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids[sid] = true
+		if states[sid] == nil {
+			states[sid] = &state{}
+		}
+		ss := states[sid]
+		for _, m := range s.msgs {
+			if m.ID != "" {
+				callerIDs[m.ID] = true
+			}
+		}
+		var out string
+		switch s.op {
+		case "store", "retry":
+			res, err := st.StoreMessages(ctx, s.session, s.msgs, "")
+			out = fmt.Sprintf("keys=%v existing=%d err=%s", res.Keys, res.Existing, errClass(err))
+			var fe *models.FieldError
+			switch {
+			case err == nil && !ss.exists:
+				cov["new session"]++
+			case err == nil && res.Existing == len(s.msgs):
+				cov["full retry"]++
+			case err == nil && res.Existing > 0:
+				cov["partial retry"]++
+			case err == nil:
+				cov["append"]++
+			case errors.As(err, &fe) && fe.Field == "id":
+				cov["id taken"]++
+			case errors.Is(err, ErrNotFound) && ss.nullTenant:
+				cov["NULL-tenant session refused"]++
+			case errors.Is(err, ErrNotFound):
+				cov["another tenant's session"]++
+			case errors.Is(err, ErrSessionNotActive):
+				cov["closed session refused"]++
+			}
+			if err == nil {
+				if ss.deleted {
+					cov["soft-deleted session undeleted"]++
+				}
+				if ss.nullStatus {
+					cov["NULL-status session written"]++
+				}
+				if ss.peer {
+					cov["peer rows before"]++
+				}
+				ss.exists, ss.deleted = true, false
+			}
+		case "status":
+			_, err := st.SetStatus(ctx, s.session, s.status, s.reason)
+			out = "err=" + errClass(err)
+			if err == nil && s.reason != "" && (s.status == models.StatusCancelled || s.status == models.StatusError) {
+				cov["lifecycle message"]++
+			}
+			if err == nil {
+				ss.closed, ss.nullStatus = s.status != models.StatusActive, false
+			}
+		case "delete":
+			err := st.DeleteSession(ctx, s.session, false)
+			out = "err=" + errClass(err)
+			ss.deleted = ss.deleted || err == nil
+		case "peer":
+			// The peer's writer: its own session row (status active,
+			// tenant = user) unless there is one, and a message with a
+			// positional index and no key.
+			at := tick()
+			id := uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "peer-%d-%d", sc.seed, i))
+			callerIDs[id.String()] = true
+			_, err := w.db.ExecContext(ctx, `INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
+				VALUES (?, ?, 'active', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, sid, s.session, s.tenant, s.tenant, at, at)
+			if err == nil {
+				_, err = w.db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, sid, s.msgs[0].Role, s.msgs[0].Content,
+					fmt.Sprintf(`{"message_index": %d, "timestamp": null}`, i), s.tenant, s.tenant, at, at)
+			}
+			out = "err=" + errClass(err)
+			ss.peer, ss.exists = true, true
+		case "nullsession":
+			// The peer's older session rows: no status, maybe no tenant.
+			at := tick()
+			var tenant *string
+			if !s.nullTen {
+				tenant = &s.tenant
+			}
+			res, err := w.db.ExecContext(ctx, `INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
+				VALUES (?, ?, NULL, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, sid, s.session, s.tenant, tenant, at, at)
+			out = "err=" + errClass(err)
+			if n, _ := res.RowsAffected(); err == nil && n == 1 {
+				ss.exists, ss.nullStatus, ss.nullTenant = true, !s.nullTen, s.nullTen
+			}
+		}
+		results = append(results, out)
+	}
+	return results, dumpRows(t, w.db, sids, callerIDs), cov
+}
+
+// errClass names what an error means to a caller.
+func errClass(err error) string {
+	var fe *models.FieldError
+	switch {
+	case err == nil:
+		return "none"
+	case errors.As(err, &fe):
+		return fmt.Sprintf("field(%d,%s,%s)", fe.Index, fe.Field, fe.Reason)
+	case errors.Is(err, ErrNotFound):
+		return "not_found"
+	case errors.Is(err, ErrSessionNotActive):
+		return "not_active"
+	case errors.Is(err, ErrInvalidTransition):
+		return "transition"
+	case errors.Is(err, ErrConflict):
+		return "conflict"
+	}
+	return "other: " + err.Error()
+}
+
+// dumpRows prints the sessions and messages of sids, every column, sorted
+// by session and time. Ids the store generated (uuid.New) differ by run and
+// print as "new"; caller and peer ids print as they are.
+func dumpRows(t *testing.T, db *repository.DB, sids map[uuid.UUID]bool, callerIDs map[string]bool) string {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]uuid.UUID, 0, len(sids))
+	for id := range sids {
+		ids = append(ids, id)
+	}
+	var sess []models.Session
+	if err := db.NewSelect().Model(&sess).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []models.Message
+	if err := db.NewSelect().Model(&msgs).Where("session_id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	ts := func(t time.Time) string { return t.UTC().Format("15:04:05.000000") }
+	tsp := func(t *time.Time) string {
+		if t == nil {
+			return "null"
+		}
+		return ts(*t)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	for _, s := range sess {
+		lines = append(lines, fmt.Sprintf("session %s name=%s desc=%s agent=%s status=%q edges=%s meta=%s tags=%v user=%s tenant=%s created=%s updated=%s deleted=%s",
+			s.ID, str(s.Name), str(s.Description), str(s.AgentName), s.Status, js(s.GraphEdges), js(s.Metadata), []string(s.Tags),
+			str(s.UserID), str(s.TenantID), ts(s.CreatedAt), ts(s.UpdatedAt), tsp(s.DeletedAt)))
+	}
+	for _, m := range msgs {
+		id := "new"
+		if callerIDs[m.ID.String()] {
+			id = m.ID.String()
+		}
+		calls := "null"
+		if m.ToolCalls != nil {
+			var v any
+			_ = json.Unmarshal(m.ToolCalls, &v)
+			calls = js(v)
+		}
+		lines = append(lines, fmt.Sprintf("message %s@%s %s id=%s role=%s content=%q calls=%s edges=%s meta=%s tags=%v trace=%s span=%s user=%s tenant=%s updated=%s deleted=%s",
+			m.SessionID, ts(m.CreatedAt), "", id, m.Role, m.Content, calls, js(m.GraphEdges), js(m.Metadata), []string(m.Tags),
+			str(m.TraceID), str(m.SpanID), str(m.UserID), str(m.TenantID), ts(m.UpdatedAt), tsp(m.DeletedAt)))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			out = append(out, "- "+x, "+ "+y)
+			if len(out) >= 8 {
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
