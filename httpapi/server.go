@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/viewer"
@@ -537,35 +536,26 @@ func writeError(w http.ResponseWriter, status int, code, msg, field string) {
 	writeJSON(w, status, b)
 }
 
-// fail maps an error to its status and body.
+// fail answers an error with the status and code of its class
+// (sessionstore.Classify, the classification every surface maps from).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
-	fe, isField := models.AsFieldError(err)
-	switch {
-	case errors.As(err, &mbe):
+	if errors.As(err, &mbe) {
 		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body larger than %d bytes", mbe.Limit), "body")
-	case isField:
-		field := fe.Field
-		if fe.Index >= 0 {
-			field = fmt.Sprintf("messages[%d].%s", fe.Index, fe.Field)
-		}
-		writeError(w, http.StatusBadRequest, "invalid_input", fe.Error(), field)
-	case errors.Is(err, repository.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
-	case errors.Is(err, sessionstore.ErrSessionNotActive):
-		writeError(w, http.StatusConflict, "session_not_active", err.Error(), "")
-	case errors.Is(err, sessionstore.ErrInvalidTransition):
-		writeError(w, http.StatusConflict, "invalid_transition", err.Error(), "status")
-	case errors.Is(err, sessionstore.ErrConflict):
-		writeError(w, http.StatusConflict, "conflict", err.Error(), "")
-	case repository.IsDataException(err):
-		writeError(w, http.StatusBadRequest, "invalid_input", "the database refused a value of the request: "+dbMessage(err), "")
-	case repository.IsTimeout(err):
-		writeError(w, http.StatusServiceUnavailable, "timeout", "request timed out", "")
-	default:
-		s.o.Logger.Error("request failed", "id", r.Context().Value(ctxRequestID), "err", err)
-		writeError(w, http.StatusServiceUnavailable, "storage_error", "storage failed; see the server log with this request id", "")
+		return
 	}
+	c := sessionstore.Classify(err)
+	msg := err.Error()
+	switch {
+	case c.Kind == sessionstore.BadInput && repository.IsDataException(err):
+		msg = "the database refused a value of the request: " + dbMessage(err)
+	case c.Kind == sessionstore.Timeout:
+		msg = "request timed out"
+	case c.Code == "storage_error":
+		s.o.Logger.Error("request failed", "id", r.Context().Value(ctxRequestID), "err", err)
+		msg = "storage failed; see the server log with this request id"
+	}
+	writeError(w, c.Kind.HTTPStatus(), c.Code, msg, c.Field)
 }
 
 func (s *Server) timed(op string, start time.Time) {

@@ -30,6 +30,13 @@ func text(s string, isErr bool) *mcp.CallToolResult {
 type Store interface {
 	Lookup(ctx context.Context, key string) (string, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+	Enabled() bool
+}
+
+// toolError is a tool's error result: the code of the error's class
+// (sessionstore.Classify, as the API answers it), then the message.
+func toolError(err error) *mcp.CallToolResult {
+	return text(sessionstore.Classify(err).Code+": "+err.Error(), true)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
@@ -42,9 +49,12 @@ func New(st Store, version string) *mcp.Server {
 		Description: "Recover the full text of a message that was truncated with " +
 			"'[Message truncated - REM LOOKUP <key> to recover full content]'. Pass the key.",
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, a LookupArgs) (*mcp.CallToolResult, any, error) {
+		if !st.Enabled() {
+			return toolError(sessionstore.ErrDisabled), nil, nil
+		}
 		full, err := st.Lookup(ctx, a.Key)
 		if err != nil {
-			return text(err.Error(), true), nil, nil
+			return toolError(err), nil, nil
 		}
 		return text(full, false), nil, nil
 	})
@@ -52,10 +62,13 @@ func New(st Store, version string) *mcp.Server {
 		Name:        "session_history",
 		Description: "The messages of a session as a JSON array (long assistant answers cut with REM LOOKUP keys unless compress is false).",
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, a HistoryArgs) (*mcp.CallToolResult, any, error) {
+		if !st.Enabled() {
+			return toolError(sessionstore.ErrDisabled), nil, nil
+		}
 		compress := a.Compress == nil || *a.Compress
 		h, err := st.Load(ctx, a.SessionID, sessionstore.LoadOptions{NoCompress: !compress})
 		if err != nil {
-			return text(err.Error(), true), nil, nil
+			return toolError(err), nil, nil
 		}
 		var b bytes.Buffer
 		if err := models.EncodeHistory(&b, h); err != nil {

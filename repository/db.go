@@ -102,13 +102,6 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 	return &DB{DB: db, Pool: pool}, nil
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // oneLine joins a multi-line driver error into one line: pgx puts the reason
 // a connection failed (refused, no such database, authentication) after a
 // newline, and the first line alone ends at a colon.

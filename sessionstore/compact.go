@@ -40,6 +40,9 @@ var ErrNothingToCompact = errors.New("nothing to compact")
 // transaction (it may be a slow model call); the summary is written as any
 // store is, into a session that must still be the tenant's.
 func (s *Store) Compact(ctx context.Context, sessionKey string, summarize Summarizer, o CompactOptions) (models.HistoryMessage, error) {
+	if err := s.on(); err != nil {
+		return models.HistoryMessage{}, err
+	}
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return models.HistoryMessage{}, err
@@ -110,6 +113,9 @@ func compactionCut(rows []storedRow, keepLast int) (int, []models.HistoryMessage
 
 // SessionUsage sums the token usage stored with the session's messages.
 func (s *Store) SessionUsage(ctx context.Context, sessionKey string) (Usage, error) {
+	if err := s.on(); err != nil {
+		return Usage{}, err
+	}
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return Usage{}, err

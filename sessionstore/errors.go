@@ -24,6 +24,11 @@ var (
 	// id, a session) and the call cannot be answered as if they had run in
 	// turn.
 	ErrConflict = errors.New("conflict with a concurrent write")
+	// ErrDisabled: storage is switched off (POSTGRES_ENABLED is not true).
+	// Store, load and lookup behave as SPEC §7 says (the messages back,
+	// nothing, not found); everything else that reads or changes sessions
+	// (list, show, fork, status, delete, compaction, usage) refuses with it.
+	ErrDisabled = errors.New("storage is off (POSTGRES_ENABLED is not true)")
 )
 
 func fieldErr(i int, field, format string, a ...any) error {

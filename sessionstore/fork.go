@@ -25,6 +25,9 @@ type ForkOptions struct {
 // kept, and metadata.forked_from on the new session. The original is untouched.
 // UpTo beyond the session's length is an error, not a silent copy of less.
 func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (SessionInfo, error) {
+	if err := s.on(); err != nil {
+		return SessionInfo{}, err
+	}
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return SessionInfo{}, err

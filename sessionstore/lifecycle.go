@@ -130,6 +130,9 @@ func (s *Store) RenameSession(ctx context.Context, sessionKey, name string) erro
 
 // UpdateSession changes name, agent and settings.
 func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionUpdate) (SessionInfo, error) {
+	if err := s.on(); err != nil {
+		return SessionInfo{}, err
+	}
 	if u.Name != nil {
 		if err := CheckText(-1, "name", *u.Name, models.MaxSessionName); err != nil {
 			return SessionInfo{}, err
@@ -194,6 +197,9 @@ func applyUpdate(sess *models.Session, u SessionUpdate) {
 // (deleted_at set, as the peer does), or with purge removes the tenant's
 // messages and, when no other tenant's remain, the session row.
 func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool) error {
+	if err := s.on(); err != nil {
+		return err
+	}
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return err
@@ -229,6 +235,9 @@ func (s *Store) deleteTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, purge bo
 // completed with metadata.reason "idle_timeout" (or purges them) and returns
 // them. With DryRun nothing changes.
 func (s *Store) Expire(ctx context.Context, o ExpireOptions) ([]SessionInfo, error) {
+	if err := s.on(); err != nil {
+		return nil, err
+	}
 	if o.Idle <= 0 {
 		return nil, fieldErr(-1, "idle", "must be a positive duration")
 	}

@@ -142,6 +142,9 @@ func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*mod
 // GetSession returns the session and its history (as Load with o returns
 // it). ErrNotFound for an unknown session or one the tenant cannot see.
 func (s *Store) GetSession(ctx context.Context, sessionKey string, o LoadOptions) (SessionInfo, []models.HistoryMessage, error) {
+	if err := s.on(); err != nil {
+		return SessionInfo{}, nil, err
+	}
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return SessionInfo{}, nil, err
@@ -156,6 +159,9 @@ func (s *Store) GetSession(ctx context.Context, sessionKey string, o LoadOptions
 
 // ListSessions returns one page of the tenant's sessions, newest first.
 func (s *Store) ListSessions(ctx context.Context, o ListOptions) (ListResult, error) {
+	if err := s.on(); err != nil {
+		return ListResult{}, err
+	}
 	if err := o.normalize(); err != nil {
 		return ListResult{}, err
 	}
@@ -222,6 +228,9 @@ type Stats struct {
 // SessionStats returns the Stats of each of the tenant's sessions among ids,
 // in one query (a session without messages is left out).
 func (s *Store) SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]Stats, error) {
+	if err := s.on(); err != nil {
+		return nil, err
+	}
 	out := make(map[uuid.UUID]Stats, len(ids))
 	if len(ids) == 0 {
 		return out, nil

@@ -98,5 +98,14 @@ func (s *Store) UserID() string { return s.userID }
 // Enabled reports whether storage is on.
 func (s *Store) Enabled() bool { return s.enabled }
 
+// on refuses with ErrDisabled when storage is off: the operations beyond
+// SPEC §7's store, load and lookup must not read or change what is stored.
+func (s *Store) on() error {
+	if !s.enabled {
+		return ErrDisabled
+	}
+	return nil
+}
+
 // clock is the store's time, truncated to what the database keeps.
 func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

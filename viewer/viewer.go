@@ -154,17 +154,21 @@ func (v *Viewer) signedIn(h func(http.ResponseWriter, *http.Request, *request) e
 	}
 }
 
+// storeError answers an error with the status of its class, as the API
+// does (sessionstore.Classify).
 func (v *Viewer) storeError(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *models.FieldError
+	c := sessionstore.Classify(err)
+	msg := err.Error()
 	switch {
-	case errors.Is(err, sessionstore.ErrNotFound):
-		v.fail(w, r, http.StatusNotFound, "not found")
-	case errors.As(err, &fe):
-		v.fail(w, r, http.StatusBadRequest, err.Error())
-	default:
+	case c.Kind == sessionstore.NotFound:
+		msg = "not found"
+	case c.Code == "storage_error":
 		v.o.Logger.Error("viewer", "path", r.URL.Path, "err", err)
-		v.fail(w, r, http.StatusInternalServerError, "internal error")
+		msg = "storage failed; see the server log"
+	case c.Kind == sessionstore.Timeout:
+		msg = "request timed out"
 	}
+	v.fail(w, r, c.Kind.HTTPStatus(), msg)
 }
 
 func (v *Viewer) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -284,5 +286,36 @@ func TestViewerOffByDefault(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+aliceKey)
 	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/ui/login without --ui: %d, want 404", resp.StatusCode)
+	}
+}
+
+// With storage switched off the viewer shows nothing that is stored: its
+// pages answer 503 with the reason (they used to read the data regardless).
+func TestViewerRefusesWhenStorageOff(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	off, err := sessionstore.NewStores(f.db, sessionstore.Options{TruncateLength: viewerT, Disabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Options{Stores: off, UI: true, APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	tok := csrfField.FindStringSubmatch(get(t, c, srv.URL+"/ui/login", http.StatusOK))[1]
+	resp, err := c.PostForm(srv.URL+"/ui/login", url.Values{"csrf": {tok}, "key": {aliceKey}, "user": {"alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, p := range []string{"/ui/sessions", "/ui/sessions/trip"} {
+		body := get(t, c, srv.URL+p, http.StatusServiceUnavailable)
+		if !strings.Contains(body, "storage is off") || strings.Contains(body, "trip") && strings.Contains(body, "Hi") {
+			t.Errorf("%s: %.300s", p, body)
+		}
 	}
 }

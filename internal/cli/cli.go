@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
@@ -92,22 +91,12 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 	return code
 }
 
+// classify is the exit code of an error: its class (sessionstore.Classify,
+// the classification every surface maps from), or a usage error of cobra's.
 func classify(err error) int {
 	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
+	if errors.As(err, &ee) {
 		return ee.code
-	case errors.Is(err, repository.ErrNotFound):
-		return ExitNotFound
-	case repository.IsDataException(err):
-		return ExitUsage
-	case errors.Is(err, repository.ErrUnavailable):
-		return ExitUnavailable
-	case errors.Is(err, sessionstore.ErrSessionNotActive), errors.Is(err, sessionstore.ErrInvalidTransition), errors.Is(err, sessionstore.ErrConflict):
-		return ExitUsage
-	}
-	if _, ok := models.AsFieldError(err); ok {
-		return ExitUsage
 	}
 	// cobra's own errors (unknown flag, bad args) are usage errors.
 	msg := err.Error()
@@ -116,7 +105,16 @@ func classify(err error) int {
 			return ExitUsage
 		}
 	}
-	return ExitUnavailable
+	return exitCodes[sessionstore.Classify(err).Kind]
+}
+
+// exitCodes are the exit codes of the error classes.
+var exitCodes = map[sessionstore.Kind]int{
+	sessionstore.BadInput:    ExitUsage,
+	sessionstore.NotFound:    ExitNotFound,
+	sessionstore.Conflict:    ExitUsage,
+	sessionstore.Timeout:     ExitUnavailable,
+	sessionstore.Unavailable: ExitUnavailable,
 }
 
 func oneLine(s string) string {
