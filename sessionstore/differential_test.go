@@ -77,10 +77,10 @@ func TestWritersAgree(t *testing.T) {
 	seen := map[string]int{}
 	for n := range scripts {
 		sc := newScript(uint64(n))
-		if d := runDifferential(t, ws, sc); d != "" {
+		d, cov := runDifferential(t, ws, sc)
+		if d != "" {
 			t.Fatalf("script %d (seed %d) — the writers disagree:\n%s\nscript:\n%s", n, n, d, sc)
 		}
-		_, _, cov := runScript(t, writer{"coverage", dbtest.NewSQLite(t), sqliteDriver{}}, sc)
 		for k, v := range cov {
 			seen[k] += v
 		}
@@ -125,7 +125,7 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 			}
 			ws := []writer{{"Go on SQLite", dbtest.NewSQLite(t), sqliteDriver{}}, {"mutated function", mutant, pgDriver{}}}
 			for n := range 60 {
-				if runDifferential(t, ws, newScript(uint64(n))) != "" {
+				if d, _ := runDifferential(t, ws, newScript(uint64(n))); d != "" {
 					t.Logf("told apart by script %d", n)
 					return
 				}
@@ -243,27 +243,31 @@ func newScript(seed uint64) script {
 }
 
 // runDifferential runs sc through every writer and returns the first
-// difference ("" when they agree).
-func runDifferential(t *testing.T, ws []writer, sc script) string {
+// difference ("" when they agree) and the cases the first writer met.
+func runDifferential(t *testing.T, ws []writer, sc script) (string, map[string]int) {
 	t.Helper()
 	var results [][]string
 	var rows []string
-	for _, w := range ws {
-		res, rs, _ := runScript(t, w, sc)
+	var cov map[string]int
+	for i, w := range ws {
+		res, rs, c := runScript(t, w, sc)
 		results = append(results, res)
 		rows = append(rows, rs)
+		if i == 0 {
+			cov = c
+		}
 	}
 	for i := 1; i < len(ws); i++ {
 		for j := range results[0] {
 			if results[0][j] != results[i][j] {
-				return fmt.Sprintf("step %d: %s answered %s\n         %s answered %s", j, ws[0].name, results[0][j], ws[i].name, results[i][j])
+				return fmt.Sprintf("step %d: %s answered %s\n         %s answered %s", j, ws[0].name, results[0][j], ws[i].name, results[i][j]), cov
 			}
 		}
 		if rows[0] != rows[i] {
-			return fmt.Sprintf("rows differ (%s vs %s):\n%s", ws[0].name, ws[i].name, lineDiff(rows[0], rows[i]))
+			return fmt.Sprintf("rows differ (%s vs %s):\n%s", ws[0].name, ws[i].name, lineDiff(rows[0], rows[i])), cov
 		}
 	}
-	return ""
+	return "", cov
 }
 
 // runScript runs sc on w and returns each call's result and the rows of the
@@ -393,24 +397,18 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 	return results, dumpRows(t, w.db, sids, callerIDs), cov
 }
 
-// errClass names what an error means to a caller.
+// errClass is an error as its class (Classify) and, for bad input, the
+// reason: what the caller is told, without driver wording that differs by
+// database.
 func errClass(err error) string {
-	var fe *models.FieldError
-	switch {
-	case err == nil:
+	if err == nil {
 		return "none"
-	case errors.As(err, &fe):
-		return fmt.Sprintf("field(%d,%s,%s)", fe.Index, fe.Field, fe.Reason)
-	case errors.Is(err, ErrNotFound):
-		return "not_found"
-	case errors.Is(err, ErrSessionNotActive):
-		return "not_active"
-	case errors.Is(err, ErrInvalidTransition):
-		return "transition"
-	case errors.Is(err, ErrConflict):
-		return "conflict"
 	}
-	return "other: " + err.Error()
+	c := Classify(err)
+	if fe, ok := models.AsFieldError(err); ok {
+		return fmt.Sprintf("%s(%s: %s)", c.Code, c.Field, fe.Reason)
+	}
+	return c.Code
 }
 
 // dumpRows prints the sessions and messages of sids, every column, sorted
@@ -462,8 +460,8 @@ func dumpRows(t *testing.T, db *repository.DB, sids map[uuid.UUID]bool, callerID
 			_ = json.Unmarshal(m.ToolCalls, &v)
 			calls = js(v)
 		}
-		lines = append(lines, fmt.Sprintf("message %s@%s %s id=%s role=%s content=%q calls=%s edges=%s meta=%s tags=%v trace=%s span=%s user=%s tenant=%s updated=%s deleted=%s",
-			m.SessionID, ts(m.CreatedAt), "", id, m.Role, m.Content, calls, js(m.GraphEdges), js(m.Metadata), []string(m.Tags),
+		lines = append(lines, fmt.Sprintf("message %s@%s id=%s role=%s content=%q calls=%s edges=%s meta=%s tags=%v trace=%s span=%s user=%s tenant=%s updated=%s deleted=%s",
+			m.SessionID, ts(m.CreatedAt), id, m.Role, m.Content, calls, js(m.GraphEdges), js(m.Metadata), []string(m.Tags),
 			str(m.TraceID), str(m.SpanID), str(m.UserID), str(m.TenantID), ts(m.UpdatedAt), tsp(m.DeletedAt)))
 	}
 	sort.Strings(lines)

@@ -42,17 +42,22 @@ type Options struct {
 	Retries int
 }
 
+// compressor is the load-time compressor of T (0 means the default).
+func (o Options) compressor() (*compressor.Compressor, error) {
+	t := o.TruncateLength
+	if t == 0 {
+		t = compressor.DefaultTruncateLength
+	}
+	return compressor.New(t)
+}
+
 // New returns a store on db, which must be migrated (migrations.Up).
 // [Store.InTx] gives the same store inside a caller's transaction.
 func New(db *repository.DB, o Options) (*Store, error) {
 	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
 		return nil, err
 	}
-	t := o.TruncateLength
-	if t == 0 {
-		t = compressor.DefaultTruncateLength
-	}
-	c, err := compressor.New(t)
+	c, err := o.compressor()
 	if err != nil {
 		return nil, err
 	}

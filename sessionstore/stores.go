@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/settings"
 )
@@ -18,11 +17,11 @@ type Stores struct {
 // NewStores checks o (its UserID is ignored: [Stores.For] names the tenant)
 // and returns the stores of db.
 func NewStores(db *repository.DB, o Options) (*Stores, error) {
-	o.UserID = "-"
-	if _, err := New(db, o); err != nil {
+	c, err := o.compressor()
+	if err != nil {
 		return nil, err
 	}
-	o.UserID = ""
+	o.UserID, o.TruncateLength = "", c.TruncateLength()
 	return &Stores{db: db, o: o}, nil
 }
 
@@ -39,16 +38,8 @@ func (f *Stores) For(userID string) (*Store, error) {
 	return New(f.db, o)
 }
 
-// Enabled reports whether storage is on.
-func (f *Stores) Enabled() bool { return !f.o.Disabled }
-
 // TruncateLength is T.
-func (f *Stores) TruncateLength() int {
-	if f.o.TruncateLength == 0 {
-		return compressor.DefaultTruncateLength
-	}
-	return f.o.TruncateLength
-}
+func (f *Stores) TruncateLength() int { return f.o.TruncateLength }
 
 // DB is the database the stores run on.
 func (f *Stores) DB() *repository.DB { return f.db }

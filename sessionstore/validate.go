@@ -43,6 +43,18 @@ func CheckText(i int, field, s string, maxRunes int) error {
 	return nil
 }
 
+// CheckMessage is the store's check of a message row's role and content,
+// for every way rows come in: store calls and import.
+func CheckMessage(i int, role, content string) error {
+	if err := CheckText(i, "role", role, models.MaxRoleLen); err != nil {
+		return err
+	}
+	if len(content) > MaxContentBytes {
+		return fieldErr(i, "content", "larger than %d MiB (%d bytes)", MaxContentBytes>>20, len(content))
+	}
+	return CheckText(i, "content", content, 0)
+}
+
 // checkJSON rejects JSON that JSONB refuses (the \u0000 escape), nesting
 // deeper than MaxJSONDepth, and invalid UTF-8.
 func checkJSON(i int, field string, raw []byte, maxBytes int) error {
@@ -72,13 +84,7 @@ func validateBatch(msgs []models.HistoryMessage) error {
 	}
 	ids := map[uuid.UUID]int{}
 	for i, m := range msgs {
-		if err := CheckText(i, "role", string(m.Role), models.MaxRoleLen); err != nil {
-			return err
-		}
-		if len(m.Content) > MaxContentBytes {
-			return fieldErr(i, "content", "larger than %d MiB (%d bytes)", MaxContentBytes>>20, len(m.Content))
-		}
-		if err := CheckText(i, "content", m.Content, 0); err != nil {
+		if err := CheckMessage(i, string(m.Role), m.Content); err != nil {
 			return err
 		}
 		if m.ID != "" {

@@ -242,15 +242,14 @@ func Import(ctx context.Context, db *repository.DB, r io.Reader, o ImportOptions
 	// (session_id, id) once the tables are distributed on Citus, where the
 	// probe then reads only the batch's sessions' shards.
 	scoped := false
-	pg := db.Postgres()
-	if pg {
+	if db.Postgres() {
 		pk, err := repository.PrimaryKey(ctx, db, "messages")
 		if err != nil {
 			return st, err
 		}
 		scoped = len(pk) == 2 && pk[0] == "session_id"
 	}
-	w, err := newWriter(ctx, db, pg, scoped, o.Atomic)
+	w, err := newWriter(ctx, db, scoped, o.Atomic)
 	if err != nil {
 		return st, err
 	}
@@ -626,15 +625,19 @@ func (r *importRecord) times() (created, updated time.Time, deleted *time.Time, 
 	return
 }
 
-// checkTexts applies the store's text checks (sessionstore.CheckText: valid
-// UTF-8, no NUL, the store's lengths) to the record's text columns, so an
-// import takes exactly what a store would, on every database.
+// checkTexts applies the store's checks (sessionstore.CheckMessage for role
+// and content, sessionstore.CheckText for the other text columns: valid
+// UTF-8, no NUL, the store's lengths), so an import takes exactly what a
+// store would, on every database.
 func (r *importRecord) checkTexts() error {
+	if err := sessionstore.CheckMessage(-1, string(r.Role), r.Content); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name string
 		v    *string
 		max  int
-	}{{"role", (*string)(&r.Role), models.MaxRoleLen}, {"name", r.Name, 0}, {"description", r.Description, 0},
+	}{{"name", r.Name, 0}, {"description", r.Description, 0},
 		{"agent_name", r.AgentName, models.MaxAgentName}, {"status", &r.Status, models.MaxRoleLen},
 		{"trace_id", r.TraceID, models.MaxIDLen}, {"span_id", r.SpanID, models.MaxIDLen},
 		{"user_id", r.UserID, models.MaxIDLen}, {"tenant_id", r.TenantID, models.MaxIDLen}} {
@@ -650,10 +653,7 @@ func (r *importRecord) checkTexts() error {
 			return err
 		}
 	}
-	if len(r.Content) > sessionstore.MaxContentBytes {
-		return fmt.Errorf("field %q: larger than %d MiB (%d bytes)", "content", sessionstore.MaxContentBytes>>20, len(r.Content))
-	}
-	return sessionstore.CheckText(-1, "content", r.Content, 0)
+	return nil
 }
 
 func (r *importRecord) session() (*models.Session, error) {
@@ -725,18 +725,18 @@ func (r *importRecord) message() (importMsg, error) {
 // writer writes batches: each in its own transaction, or (atomic) all in
 // one, committed by finish.
 type writer struct {
-	db                *repository.DB
-	pg, scoped, atomc bool
-	conn              *pgxpool.Conn // PostgreSQL: one connection of the pool for the import
-	open              bool          // PostgreSQL, atomic: the transaction has begun
-	tx                *bun.Tx       // SQLite, atomic
+	db            *repository.DB
+	scoped, atomc bool
+	conn          *pgxpool.Conn // PostgreSQL: one connection of the pool for the import
+	open          bool          // PostgreSQL, atomic: the transaction has begun
+	tx            *bun.Tx       // SQLite, atomic
 }
 
-func newWriter(ctx context.Context, db *repository.DB, pg, scoped, atomic bool) (*writer, error) {
-	w := &writer{db: db, pg: pg, scoped: scoped, atomc: atomic}
+func newWriter(ctx context.Context, db *repository.DB, scoped, atomic bool) (*writer, error) {
+	w := &writer{db: db, scoped: scoped, atomc: atomic}
 	var err error
 	switch {
-	case pg:
+	case db.Postgres():
 		if w.conn, err = db.Pool.Acquire(ctx); err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}
@@ -765,7 +765,7 @@ func (w *writer) reader() bun.IDB {
 func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
 	var n int
 	var err error
-	if w.pg {
+	if w.db.Postgres() {
 		n, err = w.writePG(ctx, b)
 	} else {
 		n, err = w.writeSQLite(ctx, b)
@@ -782,7 +782,7 @@ func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
 func (w *writer) finish(ctx context.Context, ok bool) error {
 	var err error
 	switch {
-	case w.pg:
+	case w.conn != nil:
 		if w.open {
 			stmt := "ROLLBACK"
 			if ok {

@@ -177,7 +177,7 @@ func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 		Signature).Scan(ctx, &schema); err != nil {
 		return fmt.Errorf("find %s: %w", StoreFunction, err)
 	}
-	if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" SET search_path = "+quoteIdent(schema)); err != nil {
+	if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" SET search_path = ?", bun.Ident(schema)); err != nil {
 		return fmt.Errorf("pin the search_path of %s: %w", StoreFunction, err)
 	}
 	if _, err := db.ExecContext(ctx, "SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", Signature); err != nil {
@@ -185,8 +185,6 @@ func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 	}
 	return nil
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // messagesDistributed reports whether messages is a Citus distributed table.
 func messagesDistributed(ctx context.Context, db bun.IDB) (bool, error) {
