@@ -52,9 +52,6 @@ var (
 	}
 )
 
-// SQLOf returns the expressions for db's dialect.
-func SQLOf(db bun.IDB) SQL { return SQLFor(IsPostgres(db)) }
-
 // SQLFor returns the expressions for PostgreSQL (pg) or SQLite.
 func SQLFor(pg bool) SQL {
 	if pg {

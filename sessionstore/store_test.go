@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -83,11 +84,11 @@ func TestStoreRowsAndLoad(t *testing.T) {
 			t.Fatalf("result %+v", res)
 		}
 		rows, err := repository.New[models.Message](db).Find(ctx, repository.Query{
-			Filters: []repository.Filter{{Column: "session_id", Value: sid}},
-			OrderBy: []repository.Order{{Column: "created_at"}}})
+			Filters: []repository.Filter{{Column: "session_id", Value: sid}}})
 		if err != nil || len(rows) != 5 {
 			t.Fatalf("rows %d, %v", len(rows), err)
 		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].CreatedAt.Before(rows[j].CreatedAt) })
 		for i, r := range rows {
 			if *r.TenantID != "tenant-1" || *r.UserID != "caller" || r.Content != in[i].Content {
 				t.Errorf("row %d: tenant %v user %v", i, *r.TenantID, *r.UserID)
@@ -112,7 +113,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if m["tool_call_id"] != "c1" || m["tool_name"] != "search" || m["model"] != "gpt" || fmt.Sprint(m["tool_arguments"]) != "map[q:x]" {
 			t.Errorf("tool metadata %v", m)
 		}
-		sess, err := repository.New[models.Session](db).Get(ctx, sid, "")
+		sess, err := sessionRow(ctx, db, sid)
 		if err != nil || *sess.Name != "chat-1" || sess.Status != "active" || *sess.TenantID != "tenant-1" || *sess.UserID != "caller" {
 			t.Fatalf("session %+v %v", sess, err)
 		}
@@ -232,7 +233,7 @@ func TestLookupInvariantProperty(t *testing.T) {
 				// is deleted, in the peer as here: SPEC §4.)
 				for _, m := range earlier {
 					var live int
-					if err := db.NewRaw("SELECT count(*) FROM messages WHERE "+repository.SQLOf(db).EntityKey+" = ? AND deleted_at IS NULL",
+					if err := db.NewRaw("SELECT count(*) FROM messages WHERE "+db.SQL().EntityKey+" = ? AND deleted_at IS NULL",
 						m.EntityKey).Scan(ctx, &live); err != nil {
 						t.Fatal(err)
 					}
@@ -545,7 +546,7 @@ func TestSessionNameAndBestEffort(t *testing.T) {
 		if err := s.RenameSession(ctx, "named", "Trip planning"); err != nil {
 			t.Fatal(err)
 		}
-		sess, err := repository.New[models.Session](db).Get(ctx, sid, "")
+		sess, err := sessionRow(ctx, db, sid)
 		if err != nil || *sess.Name != "Trip planning" {
 			t.Fatalf("session %+v %v", sess, err)
 		}
@@ -567,4 +568,13 @@ func TestSessionNameAndBestEffort(t *testing.T) {
 			t.Fatal("lookup found something")
 		}
 	})
+}
+
+// sessionRow reads a session's row as it is stored.
+func sessionRow(ctx context.Context, db *repository.DB, sid uuid.UUID) (*models.Session, error) {
+	rows, err := repository.New[models.Session](db).Find(ctx, repository.Query{Filters: []repository.Filter{{Column: "id", Value: sid}}})
+	if err != nil || len(rows) != 1 {
+		return nil, fmt.Errorf("session %s: %d rows, %v", sid, len(rows), err)
+	}
+	return &rows[0], nil
 }

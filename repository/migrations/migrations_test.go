@@ -15,6 +15,7 @@ import (
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/citus"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Every down step undoes its up step exactly: applied one by one and rolled
@@ -190,17 +191,20 @@ func TestMigrateOnPeerSchema(t *testing.T) {
 			if withEmbedding && !strings.Contains(strings.Join(after, " "), "messages.embedding") {
 				t.Errorf("embedding column missing: %v", after)
 			}
-			// remstore writes and reads rows on this schema.
-			s := newSession("u")
-			if err := repository.New[models.Session](db).Upsert(ctx, s); err != nil {
+			// remstore stores, loads and looks up on this schema.
+			st, err := sessionstore.New(db, sessionstore.Options{UserID: "u", TruncateLength: 5})
+			if err != nil {
 				t.Fatal(err)
 			}
-			m := &models.Message{ID: uuid.New(), SessionID: s.ID, Role: "user", Content: "hi"}
-			if err := repository.New[models.Message](db).Upsert(ctx, m); err != nil {
+			res, err := st.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "a long answer here"}}, "")
+			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := repository.New[models.Message](db).Get(ctx, m.ID, ""); err != nil {
-				t.Fatal(err)
+			if h, err := st.Load(ctx, "s", sessionstore.LoadOptions{}); err != nil || len(h) != 2 || !h[1].Compressed {
+				t.Fatalf("load: %+v %v", h, err)
+			}
+			if full, err := st.Lookup(ctx, res.Keys[1]); err != nil || full != "a long answer here" {
+				t.Fatalf("lookup: %q %v", full, err)
 			}
 		})
 	}
@@ -229,8 +233,4 @@ func columns(t *testing.T, db *repository.DB) []string {
 		t.Fatal(err)
 	}
 	return cols
-}
-
-func newSession(user string) *models.Session {
-	return &models.Session{ID: uuid.New(), Name: models.Ptr("s"), UserID: models.Ptr(user), TenantID: models.Ptr(user)}
 }
