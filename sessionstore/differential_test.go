@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,7 +100,8 @@ func TestWritersAgree(t *testing.T) {
 // cases are what a write can meet; runScript counts them.
 var cases = []string{"new session", "append", "full retry", "partial retry", "id taken", "another tenant's session",
 	"soft-deleted session undeleted", "NULL-status session written", "NULL-tenant session refused",
-	"closed session refused", "lifecycle message", "peer rows before"}
+	"closed session refused", "lifecycle message", "peer rows before",
+	"first write counts the rows", "peer rows after the last write", "last written row deleted, recounted"}
 
 // A changed rule in either writer is caught: each mutant of the store
 // function (installed in a database of its own) and of the Go writer's
@@ -110,7 +112,10 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 	for _, m := range []struct{ name, from, to string }{
 		{"a write does not undelete the session", "deleted_at = NULL\n", "deleted_at = s.deleted_at\n"},
 		{"updated_at not kept monotonic", "GREATEST(s.updated_at, EXCLUDED.updated_at)", "EXCLUDED.updated_at"},
-		{"positions count every tenant's rows", "count(*) FILTER (WHERE m.tenant_id = p_tenant)", "count(*)"},
+		{"a recount counts every tenant's rows", "INTO v_n FROM messages m WHERE m.session_id = p_session AND m.tenant_id = p_tenant", "INTO v_n FROM messages m WHERE m.session_id = p_session"},
+		{"rows after the last write not counted", "c.n + (SELECT count(*)", "c.n + 0 * (SELECT count(*)"},
+		{"the kept count not advanced", "v_n + cardinality(v_keys)", "v_n"},
+		{"the kept count trusted after its row is gone", "FROM remstore_positions c JOIN messages m", "FROM remstore_positions c LEFT JOIN messages m"},
 		{"a NULL status is not active", "COALESCE(s.status, 'active') = 'active' OR", "s.status = 'active' OR"},
 		{"a retry writes its rows again", "WHERE v_existing IS NULL\n", "WHERE true\n"},
 	} {
@@ -137,7 +142,7 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 
 // step is one call of a script.
 type step struct {
-	op      string // store, retry, status, delete, peer, nullsession
+	op      string // store, retry, status, delete, peer, peerdelete, nullsession
 	tenant  string
 	session string
 	msgs    []models.HistoryMessage
@@ -231,6 +236,9 @@ func newScript(seed uint64) script {
 			s.op = "peer"
 			s.msgs = []models.HistoryMessage{{Role: roles[r.IntN(2)], Content: fmt.Sprintf("peer%d", content)}}
 			content++
+		case k == 19 && r.IntN(2) == 0:
+			// The peer (or an operator) hard-deletes the tenant's last row.
+			s.op = "peerdelete"
 		default:
 			s.op, s.nullTen = "nullsession", r.IntN(2) == 0
 		}
@@ -296,6 +304,11 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 	cov := map[string]int{}
 	type state struct{ exists, deleted, nullStatus, nullTenant, closed, peer bool }
 	states := map[uuid.UUID]*state{}
+	// What the tenant's kept position in a session has met since its last
+	// write: rows (the peer's) before any write, rows after it, its last
+	// row deleted.
+	type posState struct{ written, rows, after, lost bool }
+	positions := map[string]*posState{}
 	for i, s := range sc.steps {
 		clock = clock.Add(s.dt)
 		st := storeOf(s.tenant)
@@ -308,6 +321,11 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 			states[sid] = &state{}
 		}
 		ss := states[sid]
+		ps := positions[sid.String()+"/"+s.tenant]
+		if ps == nil {
+			ps = &posState{}
+			positions[sid.String()+"/"+s.tenant] = ps
+		}
 		for _, m := range s.msgs {
 			if m.ID != "" {
 				callerIDs[m.ID] = true
@@ -349,6 +367,17 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 				}
 				ss.exists, ss.deleted = true, false
 			}
+			if err == nil && len(res.Keys) > 0 {
+				switch {
+				case ps.lost:
+					cov["last written row deleted, recounted"]++
+				case ps.written && ps.after:
+					cov["peer rows after the last write"]++
+				case !ps.written && ps.rows:
+					cov["first write counts the rows"]++
+				}
+				ps.written, ps.rows, ps.after, ps.lost = true, true, false, false
+			}
 		case "status":
 			_, err := st.SetStatus(ctx, s.session, s.status, s.reason)
 			out = "err=" + errClass(err)
@@ -378,6 +407,20 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 			}
 			out = "err=" + errClass(err)
 			ss.peer, ss.exists = true, true
+			ps.rows, ps.after = true, ps.written
+		case "peerdelete":
+			var id uuid.UUID
+			err := w.db.NewRaw("SELECT id FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+				sid, s.tenant).Scan(ctx, &id)
+			if errors.Is(err, sql.ErrNoRows) {
+				out = "nothing to delete"
+				break
+			}
+			if err == nil {
+				_, err = w.db.ExecContext(ctx, "DELETE FROM messages WHERE session_id = ? AND id = ?", sid, id)
+			}
+			out = "err=" + errClass(err)
+			ps.lost = ps.lost || ps.written
 		case "nullsession":
 			// The peer's older session rows: no status, maybe no tenant.
 			at := tick()

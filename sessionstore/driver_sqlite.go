@@ -14,6 +14,7 @@ import (
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 // sqliteDriver runs every call through bun. A store call is one transaction
@@ -43,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v2.sql), which the differential
+// those of the store function (store_batch_v3.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -86,10 +87,13 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		Where("id = ?", p.sid).Exec(ctx); err != nil {
 		return out, fmt.Errorf("touch session: %w", err)
 	}
-	var last dbTime
-	err := tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN tenant_id = ? THEN 1 ELSE 0 END), 0), MAX(created_at)
-		FROM messages WHERE session_id = ?`, s.userID, p.sid).Scan(ctx, &out.first, &last)
+	first, err := nextPosition(ctx, tx, p.sid, s.userID)
 	if err != nil {
+		return out, fmt.Errorf("read session position: %w", err)
+	}
+	out.first = first
+	var last dbTime
+	if err := tx.NewRaw(`SELECT MAX(created_at) FROM messages WHERE session_id = ?`, p.sid).Scan(ctx, &last); err != nil {
 		return out, fmt.Errorf("read session position: %w", err)
 	}
 	// created_at strictly increases within the session, whatever the clock
@@ -123,7 +127,34 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
 		return out, err
 	}
+	if len(rows) > 0 {
+		if _, err := tx.NewRaw(`INSERT INTO `+migrations.PositionsTable+` (session_id, tenant_id, n, last_id) VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = excluded.n, last_id = excluded.last_id`,
+			p.sid, s.userID, out.first+len(rows), rows[len(rows)-1].ID).Exec(ctx); err != nil {
+			return out, fmt.Errorf("keep session position: %w", err)
+		}
+	}
 	return out, nil
+}
+
+// nextPosition is the position of the tenant's next row in session sid, as
+// the store function finds it (store_batch_v3.sql): the count kept at the last
+// write plus the rows after that write's last row; the rows counted once when
+// there is no usable count.
+func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (int, error) {
+	var n sql.NullInt64
+	err := tx.NewRaw(`SELECT c.n + (SELECT count(*) FROM messages x WHERE x.session_id = ? AND x.tenant_id = ?
+			AND (x.created_at, x.id) > (m.created_at, m.id))
+		FROM `+migrations.PositionsTable+` c JOIN messages m ON m.session_id = ? AND m.id = c.last_id AND m.tenant_id = ?
+		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant, sid, tenant).Scan(ctx, &n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	if n.Valid {
+		return int(n.Int64), nil
+	}
+	err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
+	return int(n.Int64), err
 }
 
 // existingIDs finds messages whose caller-given id is already stored; mine

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository/migrations"
 )
 
 // transitions is the lifecycle: active may become completed, cancelled or
@@ -216,6 +217,9 @@ func (s *Store) deleteTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, purge bo
 	now := s.now().UTC()
 	if purge {
 		if _, err := tx.NewDelete().Model((*models.Message)(nil)).Where("session_id = ? AND tenant_id = ?", sid, s.userID).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("DELETE FROM "+migrations.PositionsTable+" WHERE session_id = ? AND tenant_id = ?", sid, s.userID).Exec(ctx); err != nil {
 			return err
 		}
 		_, err := tx.NewDelete().Model((*models.Session)(nil)).Where("id = ?", sid).

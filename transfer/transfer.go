@@ -21,6 +21,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -829,12 +830,28 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 		}
 		n, _ := res.RowsAffected()
 		inserted = int(n)
-		return nil
+		_, err = tx.NewRaw("DELETE FROM "+migrations.PositionsTable+" WHERE session_id IN (?)", bun.In(sessionsOf(msgs))).Exec(ctx)
+		return err
 	}
 	if w.tx != nil {
 		return inserted, body(ctx, *w.tx)
 	}
 	return inserted, w.db.RunInTx(ctx, nil, body)
+}
+
+// sessionsOf lists the sessions msgs go into. An import forgets their kept
+// positions (migrations.PositionsTable): its rows may sort before a store's
+// last row, so the next store counts the session once.
+func sessionsOf(msgs []*models.Message) []uuid.UUID {
+	seen := map[uuid.UUID]bool{}
+	var out []uuid.UUID
+	for _, m := range msgs {
+		if !seen[m.SessionID] {
+			seen[m.SessionID] = true
+			out = append(out, m.SessionID)
+		}
+	}
+	return out
 }
 
 // CopyColumns are the messages columns an import writes, in the order its
@@ -905,6 +922,14 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 				return fmt.Errorf("import: %w", err)
 			}
 			inserted = n
+			ids := sessionsOf(msgs)
+			sids := make([]string, len(ids))
+			for i, id := range ids {
+				sids[i] = id.String()
+			}
+			if _, err := c.Exec(ctx, "DELETE FROM "+migrations.PositionsTable+" WHERE session_id = ANY($1::uuid[])", sids); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
 			return nil
 		}()
 		if w.atomc {

@@ -30,7 +30,7 @@ var ErrNoCitus = errors.New("the database has no citus extension: run CREATE EXT
 // Table is one of remstore's tables as Citus sees it.
 type Table struct {
 	Name       string   `json:"name"`
-	Type       string   `json:"type"`                          // "local", "distributed", or "reference or local"
+	Type       string   `json:"type"`                          // "local", "distributed", "reference or local", or "missing" (not migrated yet)
 	Column     string   `json:"distribution_column,omitempty"` // empty when local
 	Colocation int      `json:"colocation_id,omitempty"`
 	Shards     int      `json:"shard_count,omitempty"`
@@ -43,7 +43,7 @@ type State struct {
 	Workers     int     `json:"workers"`
 	Tables      []Table `json:"tables"`
 	Function    bool    `json:"store_function_distributed"`
-	Distributed bool    `json:"distributed"` // both tables distributed, co-located, function distributed
+	Distributed bool    `json:"distributed"` // every table distributed, co-located; function distributed
 }
 
 // DistributeOptions adjust Distribute. ShardCount 0 keeps Citus's
@@ -63,8 +63,18 @@ func Status(ctx context.Context, db bun.IDB) (State, error) {
 		return st, err
 	}
 	st.Version = v
-	for _, t := range []string{"sessions", "messages"} {
+	for _, d := range distribution {
+		t := d.table
 		ct := Table{Name: t, Type: "local"}
+		var exists bool
+		if err := db.NewRaw("SELECT to_regclass(?) IS NOT NULL", t).Scan(ctx, &exists); err != nil {
+			return st, fmt.Errorf("citus status of %s: %w", t, err)
+		}
+		if !exists { // a database not yet migrated to the table's migration
+			ct.Type = "missing"
+			st.Tables = append(st.Tables, ct)
+			continue
+		}
 		pk, err := repository.PrimaryKey(ctx, db, t)
 		if err != nil {
 			return st, err
@@ -101,8 +111,10 @@ func Status(ctx context.Context, db bun.IDB) (State, error) {
 		return st, fmt.Errorf("citus function status: %w", err)
 	}
 	st.Function = n > 0
-	s, m := st.Tables[0], st.Tables[1]
-	st.Distributed = s.Type == "distributed" && m.Type == "distributed" && s.Colocation == m.Colocation && st.Function
+	st.Distributed = st.Function
+	for _, t := range st.Tables {
+		st.Distributed = st.Distributed && (t.Type == "missing" || t.Type == "distributed" && t.Colocation == st.Tables[0].Colocation)
+	}
 	return st, nil
 }
 
@@ -122,6 +134,7 @@ func citusVersion(ctx context.Context, db bun.IDB) (string, error) {
 var distribution = []struct{ table, column, colocate string }{
 	{"sessions", "id", ""},
 	{"messages", "session_id", "sessions"},
+	{migrations.PositionsTable, "session_id", "sessions"},
 }
 
 // Distribute makes sessions and messages distributed tables on Citus,
@@ -196,7 +209,7 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 			}
 		}
 		for i, d := range distribution {
-			if st.Tables[i].Type != "local" {
+			if st.Tables[i].Type != "local" { // distributed, or not there yet (migration 8 distributes it then)
 				continue
 			}
 			if err := widenKeys(ctx, tx, d.table, d.column, exec); err != nil {
@@ -321,6 +334,12 @@ func Undistribute(ctx context.Context, db *repository.DB) ([]string, error) {
 			return steps, fmt.Errorf("undistribute: recreate %s: %w", migrations.StoreFunction, err)
 		}
 		steps = append(steps, "recreate "+migrations.StoreFunction+" as a local function")
+	}
+	if st.Tables[2].Type == "distributed" {
+		if _, err := db.ExecContext(ctx, "SELECT undistribute_table(?)", migrations.PositionsTable); err != nil {
+			return steps, fmt.Errorf("undistribute: %s: %w", migrations.PositionsTable, err)
+		}
+		steps = append(steps, "undistribute "+migrations.PositionsTable)
 	}
 	if st.Tables[0].Type != "local" || st.Tables[1].Type != "local" {
 		if _, err := db.ExecContext(ctx, "SELECT undistribute_table('sessions', cascade_via_foreign_keys := true)"); err != nil {

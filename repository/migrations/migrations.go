@@ -23,12 +23,17 @@ const (
 )
 
 // StoreFunction is the PostgreSQL write of a store call
-// (sql/functions/store_batch_v2.sql); Signature names it for ALTER, DROP
+// (sql/functions/store_batch_v3.sql); Signature names it for ALTER, DROP
 // and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
 	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)"
 )
+
+// PositionsTable keeps each tenant's count of rows per session for the
+// writers (migration 8). On Citus it is distributed by session_id,
+// co-located with sessions, so the store function's reads stay on one shard.
+const PositionsTable = "remstore_positions"
 
 //go:embed sql
 var files embed.FS
@@ -66,7 +71,7 @@ func statements(name string) ([]string, error) {
 // StoreFunctionSQL is the current store function's CREATE statement (Citus
 // makes it again, local, when it undistributes).
 func StoreFunctionSQL() string {
-	s, err := statements("functions/store_batch_v2.sql")
+	s, err := statements("functions/store_batch_v3.sql")
 	if err != nil || len(s) != 1 {
 		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
 	}
@@ -152,6 +157,13 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 					return fmt.Errorf("%s: %s: %w", file, firstLine(s), err)
 				}
 			}
+			// A table made on a distributed database is distributed with
+			// the others, as remstore citus distribute would.
+			if distributed && strings.HasSuffix(file, "_positions.up.sql") {
+				if err := DistributePositions(ctx, tx); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+			}
 			// A store function made again on a database whose function was
 			// distributed is distributed again, as remstore citus distribute
 			// left it.
@@ -182,6 +194,15 @@ func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 	}
 	if _, err := db.ExecContext(ctx, "SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", Signature); err != nil {
 		return fmt.Errorf("distribute %s: %w", StoreFunction, err)
+	}
+	return nil
+}
+
+// DistributePositions makes PositionsTable a distributed table co-located
+// with sessions.
+func DistributePositions(ctx context.Context, db bun.IDB) error {
+	if _, err := db.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", PositionsTable); err != nil {
+		return fmt.Errorf("distribute %s: %w", PositionsTable, err)
 	}
 	return nil
 }
