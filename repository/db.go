@@ -99,7 +99,14 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
 	}
-	return &DB{DB: db, Pool: pool}, nil
+	out := &DB{DB: db, Pool: pool}
+	if pool != nil {
+		if err := pool.QueryRow(pctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&out.Citus); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
+		}
+	}
+	return out, nil
 }
 
 // oneLine joins a multi-line driver error into one line: pgx puts the reason

@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -57,6 +58,11 @@ type rowsArgs struct {
 	plain bool
 	// sources reads metadata.pydantic_ai even when plain (LoadOptions.Sources).
 	sources bool
+	// unplanned makes a load one statement: the query itself checks that the
+	// session needs no plan (loadPlan: no row without a stored key, no live
+	// compaction summary unless ignoreCompaction) and says so in every
+	// row's storedRow.Plain; where it does need one, it returns one row.
+	unplanned, ignoreCompaction bool
 }
 
 // args are the query's arguments in the order of its placeholders.
@@ -66,7 +72,11 @@ func (q rowsArgs) args() []any {
 		long = -1 // nothing is cut: no length is computed
 	}
 	all := !q.plain
-	return []any{long, q.cut, long, q.cut, long, long, long, all, all, all, all, all, all, all, all, all || q.sources, all, q.sid, q.tenant, q.limit, q.offset}
+	planned := !q.unplanned // no check: every row is as the caller planned
+	check := []any{planned, q.sid, q.tenant, q.ignoreCompaction, q.sid, q.tenant}
+	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check,
+		[]any{long, long, all, all, all, all, all, all, all, all, all || q.sources, all, q.sid, q.tenant}, check,
+		[]any{q.limit, q.offset})
 }
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
@@ -78,9 +88,17 @@ const noLimit = int64(1) << 62
 // length in code points, is counted only for a live answer with more bytes
 // than the limit: counting it for every row was a fifth of a load's time on
 // the server.
+//
+// The plain column (and the LIMIT) carry a load's plan check
+// (rowsArgs.unplanned): the two probes of loadPlan's partial indexes, which
+// PostgreSQL runs once per statement, so that the common load is one
+// statement and one round trip.
 func rowsQuery(d repository.SQL) string {
+	plain := `(? OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Unkeyed + `)
+		AND (? OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
 	return `SELECT id, role, CASE WHEN n > ? THEN ` + d.Head + ` ELSE content END, CASE WHEN n > ? THEN ` + d.Tail + ` END,
-	CASE WHEN n > ? THEN n ELSE -1 END, ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, created_at, deleted_at
+	CASE WHEN n > ? THEN n ELSE -1 END, ` + plain + `,
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN ? >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > ? THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -91,7 +109,8 @@ func rowsQuery(d repository.SQL) string {
 		CASE WHEN ? THEN metadata->'compaction' END AS compaction, CASE WHEN ? THEN metadata->'compacts_before' END AS cb,
 		CASE WHEN ? THEN tool_calls->'items' END AS items,
 		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents
-		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?) x
+		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id
+		LIMIT CASE WHEN ` + plain + ` THEN CAST(? AS bigint) ELSE 1 END OFFSET ?) x
 	ORDER BY created_at, id`
 }
 
@@ -118,7 +137,7 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 		var tail, key, callID, name, author, compaction, before sql.NullString
 		var args, usage, calls, src, agents []byte
 		var created, deleted dbTime
-		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &src, &agents, &created, &deleted); err != nil {
 			return err
 		}

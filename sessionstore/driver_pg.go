@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -73,11 +74,85 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if c.pool == nil { // in a transaction
 		return eachRowSQL(ctx, c, q, fn)
 	}
-	rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
+	// The rows query runs on a generic plan, prepared once per connection:
+	// PostgreSQL would otherwise plan it again on every call wherever
+	// sessions differ much in size (its custom plans look cheaper there),
+	// and planning it cost more than running it for a small session. Only
+	// this statement is forced: its one plan is a range of the
+	// (session_id, created_at, id) index whatever the parameters, which
+	// TestLoadPlanIsGeneric checks on a skewed table. The SET, the rows and
+	// the RESET go in one pipeline, one round trip; an error aborts the
+	// pipeline's implicit transaction, and the SET with it.
+	if !c.generic {
+		rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		return scanRows(rs, fn)
+	}
+	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
+	defer conn.Release()
+	pc := conn.Conn()
+	sd, err := pc.Prepare(ctx, rowsStatement, rowsQueryPG)
+	if err != nil {
+		return err
+	}
+	var eqb pgx.ExtendedQueryBuilder
+	if err := eqb.Build(pc.TypeMap(), sd, q.args()); err != nil {
+		return err
+	}
+	pl := pc.PgConn().StartPipeline(ctx)
+	defer pl.Close()
+	pl.SendQueryParams(setGenericPlan, nil, nil, nil, nil)
+	pl.SendQueryStatement(sd, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
+	pl.SendQueryParams(resetPlanMode, nil, nil, nil, nil)
+	if err := pl.Sync(); err != nil {
+		return err
+	}
+	next := func() (*pgconn.ResultReader, error) {
+		res, err := pl.GetResults()
+		if err != nil {
+			return nil, err
+		}
+		rr, ok := res.(*pgconn.ResultReader)
+		if !ok {
+			return nil, fmt.Errorf("load pipeline: unexpected %T", res)
+		}
+		return rr, nil
+	}
+	set, err := next()
+	if err != nil {
+		return err
+	}
+	if _, err := set.Close(); err != nil {
+		return err
+	}
+	rr, err := next()
+	if err != nil {
+		return err
+	}
+	rs := pgx.RowsFromResultReader(pc.TypeMap(), rr)
 	defer rs.Close()
+	if err := scanRows(rs, fn); err != nil {
+		return err
+	}
+	rs.Close()
+	reset, err := next()
+	if err != nil {
+		return err
+	}
+	if _, err := reset.Close(); err != nil {
+		return err
+	}
+	return pl.Close()
+}
+
+// scanRows hands the rows of rowsQuery to fn.
+func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 	for rs.Next() {
 		var r storedRow
 		var id [16]byte
@@ -86,7 +161,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 		var args, usage, calls, src, agents []byte
 		var deleted *time.Time
 		var length int32
-		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &src, &agents, &r.CreatedAt, &deleted); err != nil {
 			return err
 		}
@@ -104,6 +179,12 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	}
 	return rs.Err()
 }
+
+const (
+	rowsStatement  = "remstore_rows" // the rows query's prepared statement on each connection
+	setGenericPlan = "SET plan_cache_mode = force_generic_plan"
+	resetPlanMode  = "RESET plan_cache_mode"
+)
 
 // numberedTexts caches repository.Numbered of the few query texts the store
 // uses, so a hot read does not rewrite its text on every call.

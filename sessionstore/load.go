@@ -41,6 +41,7 @@ type storedRow struct {
 	CompactsBefore int             // metadata.compacts_before
 	CreatedAt      time.Time
 	Deleted        bool
+	Plain          bool // the load needs no plan (rowsArgs.unplanned); always true otherwise
 }
 
 // compactionStart returns, for the last live compaction summary, its row
@@ -197,24 +198,31 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 
 // LoadEach hands the history Load returns to fn, message by message, while
 // the rows stream from the database: memory stays flat in the number of
-// messages. A small query comes first (where the last compaction summary
-// stands, whether rows without a stored key exist); a retry after a lost
-// connection happens only before the first message reached fn.
+// messages. A session only remstore wrote and never compacted loads in one
+// statement, which checks that on the server; any other gets a small query
+// first (where the last compaction summary stands, whether rows without a
+// stored key exist). A retry after a lost connection happens only before
+// the first message reached fn.
 func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil || !s.enabled {
 		return err
 	}
 	started := false
+	emit := func(m models.HistoryMessage) error {
+		started = true
+		return fn(m)
+	}
 	err = s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
+		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, emit)
+		if !errors.Is(err, errPlanNeeded) {
+			return err
+		}
 		p, err := s.loadPlan(ctx, sid, o)
 		if err != nil {
 			return err
 		}
-		return s.stream(ctx, sid, p, o, func(m models.HistoryMessage) error {
-			started = true
-			return fn(m)
-		})
+		return s.stream(ctx, sid, p, o, emit)
 	})
 	if err != nil {
 		return fmt.Errorf("load session %s: %w", sid, err)
@@ -231,7 +239,14 @@ type loadPlan struct {
 	// the session holds rows without a stored key (the peer's), whose keys
 	// come from their live position and must not collide with these.
 	taken map[string]bool
+	// unplanned streams as if the session needed no plan, the query checking
+	// that it does not (rowsArgs.unplanned); stream answers errPlanNeeded,
+	// before any message, where it does.
+	unplanned bool
 }
+
+// errPlanNeeded: the session needs loadPlan's query first.
+var errPlanNeeded = errors.New("the load needs a plan")
 
 func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loadPlan, error) {
 	p := loadPlan{summary: -1}
@@ -308,7 +323,12 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		start = 0
 	}
 	pos, live := start, 0
-	return s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources}, func(r storedRow) error {
+	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources,
+		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction}
+	return s.drv.eachRow(ctx, s.db, q, func(r storedRow) error {
+		if !r.Plain {
+			return errPlanNeeded
+		}
 		defer func() { pos++ }()
 		if r.Deleted {
 			return nil

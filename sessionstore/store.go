@@ -72,7 +72,7 @@ func New(db *repository.DB, o Options) (*Store, error) {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: conn{IDB: db.DB, pool: db.Pool}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
+	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
 		enabled: !o.Disabled, now: now, retries: retries}, nil
 }
 
@@ -92,6 +92,9 @@ func (s *Store) InTx(tx bun.Tx) *Store {
 type conn struct {
 	bun.IDB
 	pool *pgxpool.Pool
+	// generic runs a load's rows on a generic plan (pgDriver.eachRow); not
+	// on Citus, whose planner cannot route that plan by its session.
+	generic bool
 }
 
 // inTx is the conn of a transaction.
