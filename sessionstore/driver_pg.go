@@ -42,6 +42,14 @@ type pgRow struct {
 }
 
 func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
+	if c, ok := db.(conn); ok && c.pool != nil && c.turns != nil {
+		return c.turns.write(ctx, s, c, p)
+	}
+	return writeFunction(ctx, s, db, p)
+}
+
+// storeCall is the store function's call for p: its text and arguments.
+func storeCall(s *Store, p *writePlan) (string, []any, error) {
 	rows := make([]pgRow, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = pgRow{ID: r.ID, Role: r.Role, Content: r.Content, ToolCalls: json.RawMessage(r.ToolCalls),
@@ -49,16 +57,28 @@ func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (
 	}
 	payload, err := json.Marshal(rows)
 	if err != nil {
+		return "", nil, err
+	}
+	return "SELECT status, first_index, existing, keys FROM " + migrations.StoreFunction + "(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		[]any{p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive}, nil
+}
+
+// writeFunction is one store call, one statement.
+func writeFunction(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
+	q, args, err := storeCall(s, p)
+	if err != nil {
 		return writeOutcome{}, err
 	}
+	return scanOutcome(db.QueryRowContext(ctx, q, args...))
+}
+
+// scanOutcome reads the store function's one row.
+func scanOutcome(row interface{ Scan(...any) error }) (writeOutcome, error) {
 	var out writeOutcome
 	var first sql.NullInt64
 	var existing []byte
 	keys := pgdialect.Array(&out.keys)
-	err = db.QueryRowContext(ctx, "SELECT status, first_index, existing, keys FROM "+migrations.StoreFunction+"(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive).
-		Scan(&out.status, &first, &existing, keys)
-	if err != nil {
+	if err := row.Scan(&out.status, &first, &existing, keys); err != nil {
 		return out, err
 	}
 	out.first = int(first.Int64)

@@ -61,3 +61,12 @@ func PlainRowsMismatch(s *Store, key string) (int, error) {
 	}
 	return -1, nil
 }
+
+// MergedCalls counts the store calls that ran merged into another's call
+// of the store function (tests only: the proof that turns.go grouped).
+func MergedCalls(s *Store) int64 {
+	if s.db.turns == nil {
+		return 0
+	}
+	return s.db.turns.merged.Load()
+}

@@ -53,7 +53,9 @@ func (o Options) compressor() (*compressor.Compressor, error) {
 
 // New returns a store on db, which must be migrated (migrations.Up).
 // [Store.InTx] gives the same store inside a caller's transaction.
-func New(db *repository.DB, o Options) (*Store, error) {
+func New(db *repository.DB, o Options) (*Store, error) { return newStore(db, o, newTurns()) }
+
+func newStore(db *repository.DB, o Options, tr *turns) (*Store, error) {
 	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func New(db *repository.DB, o Options) (*Store, error) {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
+	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
 		enabled: !o.Disabled, now: now, retries: retries}, nil
 }
 
@@ -95,6 +97,9 @@ type conn struct {
 	// generic runs a load's rows on a generic plan (pgDriver.eachRow); not
 	// on Citus, whose planner cannot route that plan by its session.
 	generic bool
+	// turns groups concurrent store calls into one session (turns.go):
+	// shared by the stores of one Stores, one per store made by New.
+	turns *turns
 }
 
 // inTx is the conn of a transaction.

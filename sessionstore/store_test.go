@@ -368,7 +368,10 @@ func TestLoadPeerRows(t *testing.T) {
 }
 
 // 8 writers x 200 batches into one session: nothing lost, indexes 0..N-1
-// unique and gap-free, each batch contiguous.
+// unique and gap-free, each batch contiguous, each call told the keys of
+// its own rows. On PostgreSQL the calls that meet in line run merged
+// (turns.go): writer 0 sends caller ids and writer 1 another user id, which
+// keep their calls apart.
 func TestConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
@@ -377,6 +380,8 @@ func TestConcurrentWriters(t *testing.T) {
 		const writers, batches = 8, 200
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)
+		var keysMu sync.Mutex
+		keyOf := map[string]string{} // content -> the key its call was told
 		for w := range writers {
 			wg.Add(1)
 			go func() {
@@ -385,12 +390,26 @@ func TestConcurrentWriters(t *testing.T) {
 					size := 1 + (w+b)%3
 					var msgs []models.HistoryMessage
 					for i := range size {
-						msgs = append(msgs, msg("user", fmt.Sprintf("w%d-b%d-%d/%d", w, b, i, size)))
+						m := msg("user", fmt.Sprintf("w%d-b%d-%d/%d", w, b, i, size))
+						if w == 0 {
+							m.ID = uuid.NewString()
+						}
+						msgs = append(msgs, m)
 					}
-					if _, err := s.StoreMessages(ctx, "busy", msgs, ""); err != nil {
+					user := ""
+					if w == 1 {
+						user = "someone-else"
+					}
+					res, err := s.StoreMessages(ctx, "busy", msgs, user)
+					if err != nil {
 						errs <- err
 						return
 					}
+					keysMu.Lock()
+					for i, m := range msgs {
+						keyOf[m.Content] = res.Keys[i]
+					}
+					keysMu.Unlock()
 				}
 			}()
 		}
@@ -398,6 +417,31 @@ func TestConcurrentWriters(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			t.Fatal(err)
+		}
+		var stored []struct {
+			Content string
+			Key     string
+		}
+		sk := db.SQL().EntityKey
+		if err := db.NewRaw("SELECT content, "+sk+" AS key FROM messages WHERE tenant_id = 'A' AND "+sk+" LIKE 'session-%'").Scan(ctx, &stored); err != nil {
+			t.Fatal(err)
+		}
+		told := 0
+		for _, r := range stored {
+			if k, ok := keyOf[r.Content]; ok {
+				told++
+				if k != r.Key {
+					t.Fatalf("%q: the call was told key %s, the row holds %s", r.Content, k, r.Key)
+				}
+			}
+		}
+		if told != len(keyOf) {
+			t.Fatalf("%d of %d rows found by content", told, len(keyOf))
+		}
+		if n := sessionstore.MergedCalls(s); db.Postgres() && n == 0 {
+			t.Error("no call ran merged: the test no longer meets turns.go's groups")
+		} else {
+			t.Logf("%d calls ran merged into another's", n)
 		}
 		got, err := s.Load(ctx, "busy", sessionstore.LoadOptions{NoCompress: true})
 		if err != nil {

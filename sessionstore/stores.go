@@ -10,8 +10,9 @@ import (
 // every surface — CLI, HTTP API, viewer, MCP — takes its stores from it, so
 // storage switched off is off everywhere and T is the same everywhere.
 type Stores struct {
-	db *repository.DB
-	o  Options
+	db    *repository.DB
+	o     Options
+	turns *turns // one line per session for all the tenants' stores
 }
 
 // NewStores checks o (its UserID is ignored: [Stores.For] names the tenant)
@@ -22,7 +23,7 @@ func NewStores(db *repository.DB, o Options) (*Stores, error) {
 		return nil, err
 	}
 	o.UserID, o.TruncateLength = "", c.TruncateLength()
-	return &Stores{db: db, o: o}, nil
+	return &Stores{db: db, o: o, turns: newTurns()}, nil
 }
 
 // FromSettings is the one place settings become store options:
@@ -35,7 +36,7 @@ func FromSettings(db *repository.DB, cfg settings.Config) (*Stores, error) {
 func (f *Stores) For(userID string) (*Store, error) {
 	o := f.o
 	o.UserID = userID
-	return New(f.db, o)
+	return newStore(f.db, o, f.turns)
 }
 
 // TruncateLength is T.
