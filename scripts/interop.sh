@@ -69,7 +69,7 @@ run_pytest peer interop/peer -rs -W ignore::UserWarning
 # The peer beside remstore in the benchmark, once, at small sizes (make
 # bench-peer runs it at full sizes; figures in docs/performance.md).
 if [ -n "${REMSTORE_TEST_DATABASE_URL:-}" ] && [ -d "${REMSTORE_SHARED_DIR:-../shared}/peer" ]; then
-  echo "== remstore bench --peer, once at small sizes"
+  echo "== remstore bench --peer, once at small sizes (workloads, size sweep, concurrency, HTTP)"
   "$REMSTORE_BIN" bench --db "$REMSTORE_TEST_DATABASE_URL" --quick --iterations 3 \
     --peer "${REMSTORE_SHARED_DIR:-../shared}/peer" --peer-python interop/.venv-peer/bin/python
 fi

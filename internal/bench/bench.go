@@ -193,11 +193,13 @@ type Sizes struct {
 	Load    []int // messages in the loaded session
 	Lookups []int // rows in the table
 	Import  int
+	Sweep   []int // messages in the session a turn is stored into
 }
 
 var (
-	Full  = Sizes{Load: []int{10, 1000, 100_000}, Lookups: []int{10_000, 100_000, 1_000_000}, Import: 100_000}
-	Quick = Sizes{Load: []int{10, 1000, 5000}, Lookups: []int{2000, 5000, 10_000}, Import: 5000}
+	Full = Sizes{Load: []int{10, 1000, 100_000}, Lookups: []int{10_000, 100_000, 1_000_000}, Import: 100_000,
+		Sweep: []int{20, 1000, 10_000, 100_000, 1_000_000}}
+	Quick = Sizes{Load: []int{10, 1000, 5000}, Lookups: []int{2000, 5000, 10_000}, Import: 5000, Sweep: []int{20, 1000, 10_000}}
 )
 
 // Workloads prepares every workload on e (filling tables as needed).

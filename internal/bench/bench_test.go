@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/internal/bench"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -54,6 +55,60 @@ func BenchmarkWorkloads(b *testing.B) {
 	}
 }
 
+// BenchmarkScale runs the session-size sweep, the concurrency workload and
+// the HTTP workload on real PostgreSQL (remstore bench prints them beside
+// the peer). Each concurrency run checks what it stored: every acknowledged
+// turn there, positions gap-free.
+func BenchmarkScale(b *testing.B) {
+	ctx := context.Background()
+	env, err := bench.Open(ctx, dbtest.PostgresURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer env.Close()
+	sizes, d := bench.Full, 5*time.Second
+	if os.Getenv("REMSTORE_BENCH_QUICK") == "1" {
+		sizes, d = bench.Quick, 300*time.Millisecond
+	}
+	sweep, err := env.SweepWorkloads(ctx, sizes.Sweep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, w := range sweep {
+		b.Run(strings.ReplaceAll(w.Name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				if err := w.Run(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, c := range bench.ConcurrencyCases {
+		r, err := env.Concurrency(ctx, c.Writers, c.Shared, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.ReplaceAll(r.Name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+			}
+			b.ReportMetric(r.TurnsPerSec, "turns/s")
+			b.ReportMetric(r.P99MS, "p99-ms")
+		})
+	}
+	hs, err := env.HTTP(ctx, 8, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, h := range hs {
+		b.Run("http_"+strings.ReplaceAll(h.Name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+			}
+			b.ReportMetric(h.HTTPPerSec, "http-ops/s")
+			b.ReportMetric(100*h.Ratio, "pct-of-library")
+		})
+	}
+}
+
 // The workloads run once on SQLite too (no floors there).
 func TestWorkloadsSQLite(t *testing.T) {
 	t.Parallel()
@@ -67,7 +122,11 @@ func TestWorkloadsSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range ws {
+	sweep, err := env.SweepWorkloads(ctx, []int{20, 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range append(ws, sweep...) {
 		r, err := bench.Measure(ctx, w, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -75,5 +134,13 @@ func TestWorkloadsSQLite(t *testing.T) {
 		if r.MedianMS <= 0 || w.Floor != nil {
 			t.Fatalf("%+v", r)
 		}
+	}
+	for _, c := range bench.ConcurrencyCases[:2] {
+		if r, err := env.Concurrency(ctx, c.Writers, true, 100*time.Millisecond); err != nil || r.Turns == 0 {
+			t.Fatalf("concurrency %+v: %v", r, err)
+		}
+	}
+	if hs, err := env.HTTP(ctx, 2, 200*time.Millisecond); err != nil || len(hs) != 2 || hs[0].HTTPPerSec <= 0 {
+		t.Fatalf("http %+v: %v", hs, err)
 	}
 }

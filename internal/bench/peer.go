@@ -56,8 +56,8 @@ func StartPeer(python, script, peerDir, dbURL string) (*Peer, error) {
 	return p, nil
 }
 
-// Do sends one request and returns the durations the peer measured.
-func (p *Peer) Do(req map[string]any) ([]time.Duration, error) {
+// raw sends one request and returns the peer's answer line.
+func (p *Peer) raw(req map[string]any) ([]byte, error) {
 	b, _ := json.Marshal(req)
 	if _, err := p.in.Write(append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("peer: %w", err)
@@ -66,14 +66,28 @@ func (p *Peer) Do(req map[string]any) ([]time.Duration, error) {
 		return nil, errors.New("peer: no answer (it exited)")
 	}
 	var resp struct {
-		NS    []int64 `json:"ns"`
-		Error string  `json:"error"`
+		Error string `json:"error"`
 	}
 	if err := json.Unmarshal(p.out.Bytes(), &resp); err != nil {
 		return nil, fmt.Errorf("peer: %w", err)
 	}
 	if resp.Error != "" {
 		return nil, fmt.Errorf("peer %v: %s", req["op"], resp.Error)
+	}
+	return p.out.Bytes(), nil
+}
+
+// Do sends one request and returns the durations the peer measured.
+func (p *Peer) Do(req map[string]any) ([]time.Duration, error) {
+	raw, err := p.raw(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		NS []int64 `json:"ns"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
 	}
 	d := make([]time.Duration, len(resp.NS))
 	for i, ns := range resp.NS {

@@ -4,17 +4,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/internal/bench"
 )
 
+// benchParts are what remstore bench runs, in order.
+var benchParts = []string{"workloads", "sweep", "concurrency", "http"}
+
+// benchOutput is what --json writes.
+type benchOutput struct {
+	Workloads   []bench.Result     `json:"workloads"`
+	Concurrency []bench.ConcResult `json:"concurrency"`
+	HTTP        []bench.HTTPResult `json:"http"`
+}
+
 func newBenchCmd(e *env) *cobra.Command {
 	var iters int
 	var quick bool
 	var jsonFile, svgFile string
 	var peerDir, peerPython, peerScript string
+	var duration time.Duration
+	var only, cpuProfile string
+	var httpClients int
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure store, load, lookup and import against --db, each beside its native-pgx floor",
@@ -32,16 +49,54 @@ interop/peer/bench_server.py (--peer-script) under --peer-python, a Python with
 the peer's requirements (interop/peer/requirements.txt; make bench-peer sets it
 all up). PostgreSQL only.
 
+Then the parts at scale (--only picks parts): the session-size sweep stores a
+4-message turn into sessions of 20 to 1,000,000 messages (a turn's cost must
+not grow with the session; the last line is the largest over the smallest);
+the concurrency workload has 1, 8 and 32 writers storing turns into sessions of
+their own and 32 into one session for --duration each (turns/s, p50, p99,
+beside the peer's own code doing the same, then checks that every
+acknowledged turn is stored with gap-free positions); the HTTP workload
+stores turns and loads 1,000 messages with --http-clients clients through the
+API as remstore serve serves it, beside the same calls on the library.
+
 On a Citus coordinator with workers, the benchmark's tables are distributed by
 session first (remstore citus distribute); make bench-citus runs the same
 workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`,
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
 			"  remstore bench --quick\n" +
+			"  remstore bench --db postgres://localhost/bench --only concurrency,http --duration 10s\n" +
 			"  remstore bench --db postgres://localhost/bench --peer ../shared/peer --peer-python interop/.venv-peer/bin/python",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if iters < 1 {
 				return usageErr("--iterations must be >= 1")
+			}
+			parts := map[string]bool{}
+			for _, p := range strings.Split(only, ",") {
+				if !slices.Contains(benchParts, p) {
+					return usageErr("--only: %q is not one of %s", p, strings.Join(benchParts, ", "))
+				}
+				parts[p] = true
+			}
+			if httpClients < 1 || duration < 0 {
+				return usageErr("--http-clients must be >= 1 and --duration not negative")
+			}
+			if duration == 0 {
+				duration = 5 * time.Second
+				if quick {
+					duration = 500 * time.Millisecond
+				}
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return usageErr("--cpuprofile: %v", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			env, err := bench.Open(e.ctx, e.cfg.DatabaseURL)
 			if err != nil {
@@ -67,12 +122,14 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 				defer p.Close()
 				env.Peer = p
 			}
-			fmt.Fprintf(e.stderr, "preparing workloads (sizes %v)...\n", sizes)
-			ws, err := env.Workloads(e.ctx, sizes)
-			if err != nil {
-				return err
+			var ws []bench.Workload
+			if parts["workloads"] {
+				fmt.Fprintf(e.stderr, "preparing workloads (sizes %v)...\n", sizes)
+				if ws, err = env.Workloads(e.ctx, sizes); err != nil {
+					return err
+				}
 			}
-			if env.Peer != nil {
+			if env.Peer != nil && parts["workloads"] {
 				// The same lookup, with the peer on the schema its own
 				// install.sql creates (no index on the key).
 				n := sizes.Lookups[len(sizes.Lookups)-1]
@@ -92,6 +149,18 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 						break
 					}
 				}
+			}
+			sweep := sizes.Sweep
+			if env.Conn == nil { // SQLite fills by store calls: the sweep stops at 100k there
+				sweep = slices.DeleteFunc(slices.Clone(sweep), func(n int) bool { return n > 100_000 })
+			}
+			if parts["sweep"] {
+				fmt.Fprintf(e.stderr, "preparing the session-size sweep (%v)...\n", sweep)
+				sw, err := env.SweepWorkloads(e.ctx, sweep)
+				if err != nil {
+					return err
+				}
+				ws = append(ws, sw...)
 			}
 			var results []bench.Result
 			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
@@ -117,8 +186,39 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 				}
 				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
 			}
+			if small, large, ratio, ok := bench.SweepRatio(results); ok {
+				fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
+			}
+			out := benchOutput{Workloads: results}
+			fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost")
+			for _, c := range bench.ConcurrencyCases {
+				if !parts["concurrency"] {
+					break
+				}
+				r, err := env.Concurrency(e.ctx, c.Writers, c.Shared, duration)
+				if err != nil {
+					return err
+				}
+				out.Concurrency = append(out.Concurrency, r)
+				peer := [5]string{"-", "-", "-", "-", "-"}
+				if r.PeerTurnsPerSec > 0 {
+					peer = [5]string{fmt.Sprintf("%.0f", r.PeerTurnsPerSec), fmt.Sprintf("%.2f", r.PeerP50MS), fmt.Sprintf("%.2f", r.PeerP99MS), fmt.Sprintf("%.2fx", r.RatioPeer), fmt.Sprint(r.PeerMissing)}
+				}
+				fmt.Fprintf(e.stdout, "%-26s %8d %10.0f %9.2f %9.2f %10s %9s %9s %8s %8s\n", r.Name, r.Turns, r.TurnsPerSec, r.P50MS, r.P99MS, peer[0], peer[1], peer[2], peer[3], peer[4])
+			}
+			var hs []bench.HTTPResult
+			if parts["http"] {
+				if hs, err = env.HTTP(e.ctx, httpClients, duration); err != nil {
+					return err
+				}
+			}
+			out.HTTP = hs
+			fmt.Fprintf(e.stdout, "\n%-26s %8s %12s %10s %12s %10s %10s\n", "serve vs library", "clients", "library/s", "lib p50", "HTTP/s", "HTTP p50", "HTTP/lib")
+			for _, h := range hs {
+				fmt.Fprintf(e.stdout, "%-26s %8d %12.0f %10.2f %12.0f %10.2f %9.0f%%\n", h.Name, h.Clients, h.LibraryPerSec, h.LibraryP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.Ratio)
+			}
 			if jsonFile != "" {
-				b, _ := json.MarshalIndent(results, "", "  ")
+				b, _ := json.MarshalIndent(out, "", "  ")
 				if err := os.WriteFile(jsonFile, append(b, '\n'), 0o644); err != nil {
 					return err
 				}
@@ -135,6 +235,10 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes (seconds, not minutes)")
 	cmd.Flags().StringVar(&jsonFile, "json", "", "write the results as JSON to this file")
 	cmd.Flags().StringVar(&svgFile, "svg", "", "write a chart of lookup latency against table size")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "how long each concurrency and HTTP run lasts (default 5s, 500ms with --quick)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (remstore's side: go tool pprof) to this file")
+	cmd.Flags().StringVar(&only, "only", strings.Join(benchParts, ","), "the parts to run, comma-separated")
+	cmd.Flags().IntVar(&httpClients, "http-clients", 8, "concurrent clients of the HTTP workload")
 	cmd.Flags().StringVar(&peerDir, "peer", "", "the Python peer's code (e.g. ../shared/peer): measure it beside remstore")
 	cmd.Flags().StringVar(&peerPython, "peer-python", "python3", "a Python with the peer's requirements")
 	cmd.Flags().StringVar(&peerScript, "peer-script", "interop/peer/bench_server.py", "the peer's side of the benchmark")

@@ -10,6 +10,10 @@ the peer's own calls only, so the pipe to the Go side is not in them.
     {"op": "convert", "sid": UUID, "user": U, "n": N}   # load + convert + dump_json
     {"op": "lookup", "key": K, "user": U, "n": N}
     {"op": "install"}   # the peer's own sql/install.sql on the connected database
+    {"op": "concurrent", "sids": [UUID, ...], "user": U, "turn": [...], "seconds": S}
+        # one writer per sid (the same sid repeated: one shared session), each
+        # storing the turn again and again for S seconds on the peer's pool;
+        # answers {"ns": [each turn], "elapsed_ns": the whole run}
 """
 import asyncio
 import json
@@ -82,11 +86,39 @@ def run(req):
         async def lookup():
             assert await store.retrieve_message(random.choice(keys)) is not None, "the peer found nothing"
         return timed(n, lookup)
+    if op == "concurrent":
+        return concurrent(req)
     raise ValueError(f"unknown op {op}")
+
+
+def concurrent(req):
+    sids = req["sids"]
+    stores = [peer["Store"](user_id=req["user"]) for _ in sids]
+    lat = []
+
+    async def writer(store, sid, deadline):
+        while time.perf_counter() < deadline:
+            t = time.perf_counter_ns()
+            await store.store_session_messages(sid, req["turn"])
+            lat.append(time.perf_counter_ns() - t)
+
+    async def main():
+        # Each session exists first: the peer's session creation is not
+        # safe against itself (two writers creating one session race).
+        for sid in dict.fromkeys(sids):
+            await stores[0]._ensure_session_exists(sid, None)
+        t = time.perf_counter_ns()
+        deadline = time.perf_counter() + req["seconds"]
+        await asyncio.gather(*(writer(st, sid, deadline) for st, sid in zip(stores, sids)))
+        return time.perf_counter_ns() - t
+
+    elapsed = LOOP.run_until_complete(main())
+    return {"ns": lat, "elapsed_ns": elapsed}
 
 
 for line in sys.stdin:
     try:
-        print(json.dumps({"ns": run(json.loads(line))}), flush=True)
+        res = run(json.loads(line))
+        print(json.dumps(res if isinstance(res, dict) else {"ns": res}), flush=True)
     except Exception as e:  # noqa: BLE001 - reported to the Go side
         print(json.dumps({"error": f"{type(e).__name__}: {e}"}), flush=True)

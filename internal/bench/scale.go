@@ -1,0 +1,276 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// SweepWorkloads are "store a 4-message turn into a session of N" for each N
+// of sizes: a turn's cost must not grow with the session. Each session is
+// filled as remstore would have written it (keyed rows of the tenant) and
+// stored into once, untimed, so the count kept for it exists, as it does
+// for any session remstore wrote. The peer stores into a session of its own
+// of the same size.
+func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, error) {
+	var out []Workload
+	for _, n := range sizes {
+		key := fmt.Sprintf("sweep-%d", n)
+		sid, err := e.Store.SessionUUID(key)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.fillSession(ctx, sid, key, n); err != nil {
+			return nil, fmt.Errorf("fill a session of %d: %w", n, err)
+		}
+		i := 0
+		run := func(ctx context.Context) error {
+			i++
+			_, err := e.Store.StoreMessages(ctx, key, Turn(i), "")
+			return err
+		}
+		if err := run(ctx); err != nil {
+			return nil, err
+		}
+		w := Workload{Name: fmt.Sprintf("store turn into %d", n), Rows: 4, Size: n, Run: run}
+		if e.Peer != nil {
+			psid := uuid.New()
+			if err := e.fillSession(ctx, psid, "peer-"+key, n); err != nil {
+				return nil, err
+			}
+			w.Peer = e.Peer.op(map[string]any{"op": "store", "sid": psid.String(), "user": "bench", "turn": dicts(Turn(0))})
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// fillSession writes n rows of the benchmark's tenant into session sid, keyed
+// and ordered as a store writes them: generated SQL on PostgreSQL, store
+// calls of 1,000 messages on SQLite.
+func (e *Env) fillSession(ctx context.Context, sid uuid.UUID, name string, n int) error {
+	if e.Conn == nil {
+		return e.fill(ctx, name, n)
+	}
+	if _, err := e.DB.ExecContext(ctx, `INSERT INTO sessions (id, name, status, user_id, tenant_id) VALUES (?, ?, 'active', 'bench', 'bench')`,
+		sid, name); err != nil {
+		return err
+	}
+	_, err := e.DB.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+		SELECT gen_random_uuid(), ?, CASE WHEN g % 2 = 0 THEN 'user' ELSE 'assistant' END, repeat('x', 200),
+		       jsonb_build_object('message_index', g, 'entity_key', 'session-' || ?::text || '-msg-' || g, 'timestamp', null),
+		       'bench', 'bench', now() - interval '1 day' + g * interval '1 microsecond', now() - interval '1 day'
+		FROM generate_series(0, ?::int - 1) g`, sid, sid.String(), n)
+	if err == nil {
+		_, err = e.DB.ExecContext(ctx, "ANALYZE messages")
+	}
+	return err
+}
+
+// SweepRatio is the median store into the largest session of a sweep over
+// the one into the smallest (1.0: flat).
+func SweepRatio(rs []Result) (small, large Result, ratio float64, ok bool) {
+	var sweep []Result
+	for _, r := range rs {
+		var n int
+		if _, err := fmt.Sscanf(r.Name, "store turn into %d", &n); err == nil {
+			sweep = append(sweep, r)
+		}
+	}
+	if len(sweep) < 2 {
+		return small, large, 0, false
+	}
+	small, large = sweep[0], sweep[len(sweep)-1]
+	return small, large, large.MedianMS / small.MedianMS, true
+}
+
+// ConcResult is one concurrency run: writers storing turns for a while, each
+// into a session of its own or all into one.
+type ConcResult struct {
+	Name        string  `json:"name"`
+	Writers     int     `json:"writers"`
+	Shared      bool    `json:"shared_session"`
+	Turns       int     `json:"turns"`
+	TurnsPerSec float64 `json:"turns_per_sec"`
+	P50MS       float64 `json:"p50_ms"`
+	P99MS       float64 `json:"p99_ms"`
+	// The peer's own code doing the same (0 without it).
+	PeerTurnsPerSec float64 `json:"peer_turns_per_sec,omitempty"`
+	PeerP50MS       float64 `json:"peer_p50_ms,omitempty"`
+	PeerP99MS       float64 `json:"peer_p99_ms,omitempty"`
+	RatioPeer       float64 `json:"remstore_over_peer,omitempty"` // turns/s
+	// PeerMissing counts rows of turns the peer acknowledged that are not
+	// in the table (remstore's own are checked by Concurrency: none).
+	PeerMissing int `json:"peer_missing_rows"`
+}
+
+// ConcurrencyCases are the concurrency workload: 1, 8 and 32 writers each on
+// a session of its own, and 32 on one session.
+var ConcurrencyCases = []struct {
+	Writers int
+	Shared  bool
+}{{1, false}, {8, false}, {32, false}, {32, true}}
+
+// Concurrency runs writers goroutines storing 4-message turns for d through
+// the benchmark's store (its pool), then checks what they stored: every
+// acknowledged turn's rows there, positions 0..n-1 once each. With the peer
+// set, the peer's own code does the same from its process (its pool, its
+// event loop) right after, on sessions of its own.
+func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.Duration) (ConcResult, error) {
+	r := ConcResult{Name: fmt.Sprintf("%d writers, own sessions", writers), Writers: writers, Shared: shared}
+	if shared {
+		r.Name = fmt.Sprintf("%d writers, one session", writers)
+	}
+	run := uuid.NewString()[:8]
+	keys := make([]string, writers)
+	for w := range keys {
+		keys[w] = fmt.Sprintf("conc-%s-%d", run, w)
+		if shared {
+			keys[w] = "conc-" + run
+		}
+	}
+	lat := make([][]time.Duration, writers)
+	acked := make([]int, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				t := time.Now()
+				if _, err := e.Store.StoreMessages(ctx, keys[w], Turn(i), ""); err != nil {
+					errs[w] = err
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t))
+				acked[w]++
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return r, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	r.Turns = len(all)
+	r.TurnsPerSec = float64(len(all)) / elapsed.Seconds()
+	r.P50MS, r.P99MS = pct(all, 0.5), pct(all, 0.99)
+	// Nothing lost, positions gap-free.
+	want := map[string]int{}
+	for w, k := range keys {
+		want[k] += 4 * acked[w]
+	}
+	for k, n := range want {
+		if err := e.checkPositions(ctx, k, n); err != nil {
+			return r, fmt.Errorf("%s: %w", r.Name, err)
+		}
+	}
+	if e.Peer != nil {
+		sids := make([]string, writers)
+		one := uuid.NewString()
+		for w := range sids {
+			sids[w] = uuid.NewString()
+			if shared {
+				sids[w] = one
+			}
+		}
+		lat, elapsed, err := e.Peer.Concurrent(map[string]any{"op": "concurrent", "sids": sids, "user": "bench",
+			"turn": dicts(Turn(0)), "seconds": d.Seconds()})
+		if err != nil {
+			return r, fmt.Errorf("%s peer: %w", r.Name, err)
+		}
+		// What the peer acknowledged and what it stored (its store logs a
+		// failed row and goes on).
+		uniq := slices.Compact(slices.Sorted(slices.Values(sids)))
+		var stored int
+		if err := e.DB.NewRaw("SELECT count(*) FROM messages WHERE session_id IN (?)", bun.In(uniq)).Scan(ctx, &stored); err != nil {
+			return r, err
+		}
+		r.PeerMissing = 4*len(lat) - stored
+		slices.Sort(lat)
+		if len(lat) > 0 {
+			r.PeerTurnsPerSec = float64(len(lat)) / elapsed.Seconds()
+			r.PeerP50MS, r.PeerP99MS = pct(lat, 0.5), pct(lat, 0.99)
+			r.RatioPeer = r.TurnsPerSec / r.PeerTurnsPerSec
+		}
+	}
+	return r, nil
+}
+
+// checkPositions fails unless session key holds exactly n rows of the
+// benchmark's tenant with message_index 0..n-1, each once, each keyed by it.
+func (e *Env) checkPositions(ctx context.Context, key string, n int) error {
+	sid, err := e.Store.SessionUUID(key)
+	if err != nil {
+		return err
+	}
+	var metas []string
+	if err := e.DB.NewRaw("SELECT metadata FROM messages WHERE session_id = ? AND tenant_id = 'bench'", sid).Scan(ctx, &metas); err != nil {
+		return err
+	}
+	seen := make([]bool, len(metas))
+	for _, m := range metas {
+		var md struct {
+			Index *int   `json:"message_index"`
+			Key   string `json:"entity_key"`
+		}
+		if err := json.Unmarshal([]byte(m), &md); err != nil {
+			return err
+		}
+		if md.Index == nil || *md.Index < 0 || *md.Index >= len(seen) || seen[*md.Index] ||
+			md.Key != fmt.Sprintf("session-%s-msg-%d", sid, *md.Index) {
+			return fmt.Errorf("session %s: position %v (key %q) missing, repeated or out of 0..%d", key, md.Index, md.Key, len(seen)-1)
+		}
+		seen[*md.Index] = true
+	}
+	if len(metas) != n {
+		return fmt.Errorf("session %s: %d rows acknowledged, %d stored", key, n, len(metas))
+	}
+	return nil
+}
+
+// Concurrent sends a concurrency request and returns the latencies the
+// peer measured and how long the whole run took.
+func (p *Peer) Concurrent(req map[string]any) ([]time.Duration, time.Duration, error) {
+	raw, err := p.raw(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	var resp struct {
+		NS      []int64 `json:"ns"`
+		Elapsed int64   `json:"elapsed_ns"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, 0, fmt.Errorf("peer: %w", err)
+	}
+	d := make([]time.Duration, len(resp.NS))
+	for i, ns := range resp.NS {
+		d[i] = time.Duration(ns)
+	}
+	return d, time.Duration(resp.Elapsed), nil
+}
+
+// ConcurrencyAll runs every case of ConcurrencyCases for d each.
+func (e *Env) ConcurrencyAll(ctx context.Context, d time.Duration) ([]ConcResult, error) {
+	var out []ConcResult
+	for _, c := range ConcurrencyCases {
+		r, err := e.Concurrency(ctx, c.Writers, c.Shared, d)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
