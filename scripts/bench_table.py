@@ -21,6 +21,8 @@ def name(n):
         return f"lookup, {int(n.split()[2]):,} rows in the table"
     if n.startswith("import "):
         return f"import {int(n.split()[1]):,} messages"
+    if n.startswith("store turn into "):
+        return f"store a 4-message turn into a session of {int(n.split()[-1]):,}"
     return n
 
 
@@ -31,7 +33,10 @@ def ms(v):
 
 
 def main(path):
-    rows = json.load(open(path))
+    data = json.load(open(path))
+    if isinstance(data, list):  # runs from before the scale parts
+        data = {"workloads": data}
+    rows = data["workloads"]
     print("| workload | median ms | p95 ms | rows/s | floor ms | ratio to floor | the peer, ms | remstore faster by | statements (remstore/floor/peer) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -41,6 +46,28 @@ def main(path):
         ratio = f"{r['ratio_to_floor']:.2f}" if r.get("ratio_to_floor") else "–"
         peer = f"**{r['peer_over_remstore']:.1f}x**" if r.get("peer_over_remstore") else "–"
         print(f"| {name(r['name'])} | {ms(r['median_ms'])} | {ms(r['p95_ms'])} | {rps} | {ms(r.get('floor_median_ms'))} | {ratio} | {ms(r.get('peer_median_ms'))} | {peer} | {stmts} |")
+
+
+    sweep = [r for r in rows if r["name"].startswith("store turn into ")]
+    if len(sweep) >= 2:
+        print()
+        print(f"Session-size sweep: a turn into {sweep[-1]['size']:,} messages over a turn into {sweep[0]['size']:,}: "
+              f"**{sweep[-1]['median_ms'] / sweep[0]['median_ms']:.2f}**.")
+    if data.get("concurrency"):
+        print()
+        print("| concurrency (4-message turns) | turns | turns/s | p50 ms | p99 ms | the peer, turns/s | peer p50 ms | peer p99 ms | remstore / peer | rows the peer acknowledged but lost |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for c in data["concurrency"]:
+            peer = c.get("peer_turns_per_sec")
+            print(f"| {c['name']} | {c['turns']:,} | {c['turns_per_sec']:,.0f} | {c['p50_ms']:.2f} | {c['p99_ms']:.2f} | "
+                  + (f"{peer:,.0f} | {c['peer_p50_ms']:.2f} | {c['peer_p99_ms']:.2f} | **{c['remstore_over_peer']:.2f}x** | {c['peer_missing_rows']}" if peer else "– | – | – | – | –")
+                  + " |")
+    if data.get("http"):
+        print()
+        print("| through serve's HTTP API | clients | library ops/s | library p50 ms | HTTP ops/s | HTTP p50 ms | HTTP / library |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for h in data["http"]:
+            print(f"| {h['name']} | {h['clients']} | {h['library_ops_per_sec']:,.0f} | {h['library_p50_ms']:.2f} | {h['http_ops_per_sec']:,.0f} | {h['http_p50_ms']:.2f} | **{100 * h['http_over_library']:.0f}%** |")
 
 
 if __name__ == "__main__":

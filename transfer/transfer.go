@@ -830,7 +830,7 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 		}
 		n, _ := res.RowsAffected()
 		inserted = int(n)
-		_, err = tx.NewRaw("DELETE FROM "+migrations.PositionsTable+" WHERE session_id IN (?)", bun.In(sessionsOf(msgs))).Exec(ctx)
+		_, err = tx.NewRaw("DELETE FROM "+migrations.PositionsTable+" WHERE session_id IN (?)", bun.List(sessionsOf(msgs))).Exec(ctx)
 		return err
 	}
 	if w.tx != nil {

@@ -195,7 +195,7 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 		// failed row and goes on).
 		uniq := slices.Compact(slices.Sorted(slices.Values(sids)))
 		var stored int
-		if err := e.DB.NewRaw("SELECT count(*) FROM messages WHERE session_id IN (?)", bun.In(uniq)).Scan(ctx, &stored); err != nil {
+		if err := e.DB.NewRaw("SELECT count(*) FROM messages WHERE session_id IN (?)", bun.List(uniq)).Scan(ctx, &stored); err != nil {
 			return r, err
 		}
 		r.PeerMissing = 4*len(lat) - stored
