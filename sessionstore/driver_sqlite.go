@@ -87,15 +87,15 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		Where("id = ?", p.sid).Exec(ctx); err != nil {
 		return out, fmt.Errorf("touch session: %w", err)
 	}
+	var last dbTime
+	if err := tx.NewRaw(`SELECT MAX(created_at) FROM messages WHERE session_id = ?`, p.sid).Scan(ctx, &last); err != nil {
+		return out, fmt.Errorf("read session position: %w", err)
+	}
 	first, err := nextPosition(ctx, tx, p.sid, s.userID)
 	if err != nil {
 		return out, fmt.Errorf("read session position: %w", err)
 	}
 	out.first = first
-	var last dbTime
-	if err := tx.NewRaw(`SELECT MAX(created_at) FROM messages WHERE session_id = ?`, p.sid).Scan(ctx, &last); err != nil {
-		return out, fmt.Errorf("read session position: %w", err)
-	}
 	// created_at strictly increases within the session, whatever the clock
 	// does, so that the peer (which orders by created_at alone) agrees.
 	base := p.now
@@ -138,23 +138,30 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v3.sql): the count kept at the last
-// write plus the rows after that write's last row; the rows counted once when
-// there is no usable count.
+// the store function finds it (store_batch_v3.sql): the count kept at the
+// last write, plus the rows after that write's last row when the session's
+// newest row is another; the rows counted once when there is no usable count.
 func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (int, error) {
-	var n sql.NullInt64
-	err := tx.NewRaw(`SELECT c.n + (SELECT count(*) FROM messages x WHERE x.session_id = ? AND x.tenant_id = ?
-			AND (x.created_at, x.id) > (m.created_at, m.id))
-		FROM `+migrations.PositionsTable+` c JOIN messages m ON m.session_id = ? AND m.id = c.last_id AND m.tenant_id = ?
-		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant, sid, tenant).Scan(ctx, &n)
+	var kept sql.NullInt64
+	var lastID string
+	err := tx.NewRaw(`SELECT c.n, m.id FROM `+migrations.PositionsTable+` c
+		JOIN messages m ON m.session_id = ? AND m.id = c.last_id AND m.tenant_id = ?
+		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant).Scan(ctx, &kept, &lastID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
-	if n.Valid {
-		return int(n.Int64), nil
+	var n int
+	if !kept.Valid {
+		err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
+		return n, err
 	}
-	err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
-	return int(n.Int64), err
+	// The rows after the kept one in load order (created_at, then id), the
+	// kept row's values read in SQL: its stored created_at compared as the
+	// database stores it.
+	err = tx.NewRaw(`SELECT count(*) FROM messages x, (SELECT created_at, id FROM messages WHERE session_id = ? AND id = ?) k
+		WHERE x.session_id = ? AND x.tenant_id = ? AND x.created_at >= k.created_at AND (x.created_at, x.id) > (k.created_at, k.id)`,
+		sid, lastID, sid, tenant).Scan(ctx, &n)
+	return int(kept.Int64) + n, err
 }
 
 // existingIDs finds messages whose caller-given id is already stored; mine

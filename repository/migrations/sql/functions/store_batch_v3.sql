@@ -9,7 +9,9 @@
 -- Positions cost the same in a session of 20 rows and of a million: the
 -- tenant's count is kept at each write (remstore_positions: n rows up to and
 -- including the write's last row, last_id) and the next write adds only the
--- rows that came after that row in load order, the peer's included. Without
+-- rows that came after that row in load order, the peer's included; it
+-- counts them only when the session's newest row is not that row, so the
+-- common write reads two index entries and counts nothing. Without
 -- a usable count (the first write, or that row deleted) the rows are counted
 -- once. A row another writer commits later with an earlier created_at than
 -- remstore's last row is not counted: positions only grow, so no key is
@@ -38,6 +40,9 @@ DECLARE
 	v_base timestamptz;
 	v_keys text[];
 	v_lastid uuid;
+	v_kept bigint;
+	v_at timestamptz;
+	v_id uuid;
 BEGIN
 	PERFORM pg_advisory_xact_lock(p_lock);
 	-- Caller ids first: a refused call changes nothing, not even the session.
@@ -67,15 +72,21 @@ BEGIN
 		RETURN QUERY SELECT v_status, NULL::bigint, NULL::jsonb, NULL::text[];
 		RETURN;
 	END IF;
-	SELECT c.n + (SELECT count(*) FROM messages x WHERE x.session_id = p_session AND x.tenant_id = p_tenant
-	                AND (x.created_at, x.id) > (m.created_at, m.id))
-	INTO v_n
+	SELECT c.n, m.created_at, m.id INTO v_kept, v_at, v_id
 	FROM remstore_positions c JOIN messages m ON m.session_id = p_session AND m.id = c.last_id AND m.tenant_id = p_tenant
 	WHERE c.session_id = p_session AND c.tenant_id = p_tenant;
-	IF v_n IS NULL THEN
-		SELECT count(*) INTO v_n FROM messages m WHERE m.session_id = p_session AND m.tenant_id = p_tenant;
-	END IF;
 	SELECT max(m.created_at) INTO v_last FROM messages m WHERE m.session_id = p_session;
+	IF v_kept IS NULL THEN
+		SELECT count(*) INTO v_n FROM messages m WHERE m.session_id = p_session AND m.tenant_id = p_tenant;
+	ELSIF v_last > v_at OR EXISTS (SELECT 1 FROM messages x WHERE x.session_id = p_session AND x.created_at = v_at AND x.id > v_id) THEN
+		-- Rows came after the last write (the peer's): counted from there.
+		-- Only then, and with created_at bounded, so that the planner never
+		-- weighs this count against a scan of the whole session.
+		SELECT v_kept + count(*) INTO v_n FROM messages x
+		WHERE x.session_id = p_session AND x.tenant_id = p_tenant AND x.created_at >= v_at AND (x.created_at, x.id) > (v_at, v_id);
+	ELSE
+		v_n := v_kept;
+	END IF;
 	v_base := p_now;
 	IF v_last IS NOT NULL AND v_base <= v_last THEN
 		v_base := v_last + interval '1 microsecond';
