@@ -102,7 +102,8 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	// (session_id, created_at, id) index whatever the parameters, which
 	// TestLoadPlanIsGeneric checks on a skewed table. The SET, the rows and
 	// the RESET go in one pipeline, one round trip; an error aborts the
-	// pipeline's implicit transaction, and the SET with it.
+	// pipeline's implicit transaction, and the SET with it (settings are
+	// transactional).
 	if !c.generic {
 		rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
 		if err != nil {
@@ -202,8 +203,12 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 
 const (
 	rowsStatement  = "remstore_rows" // the rows query's prepared statement on each connection
-	setGenericPlan = "SET plan_cache_mode = force_generic_plan"
-	resetPlanMode  = "RESET plan_cache_mode"
+	// A generic plan's cost is estimated for the average session, which on
+	// a table holding a million-row session is high enough for JIT
+	// compilation (jit_above_cost): 13.5 ms on every call, JIT's code being
+	// compiled per execution. The load's few expressions never repay it.
+	setGenericPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), set_config('jit', 'off', false)"
+	resetPlanMode  = "SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN ('plan_cache_mode', 'jit')"
 )
 
 // numberedTexts caches repository.Numbered of the few query texts the store
