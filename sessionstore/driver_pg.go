@@ -100,8 +100,8 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	// and planning it cost more than running it for a small session. Only
 	// this statement is forced: its one plan is a range of the
 	// (session_id, created_at, id) index whatever the parameters, which
-	// TestLoadPlanIsGeneric checks on a skewed table. The SET, the rows and
-	// the RESET go in one pipeline, one round trip; an error aborts the
+	// TestLoadPlanIsGeneric checks on a skewed table. The settings, the rows
+	// and the RESETs go in one pipeline, one round trip; an error aborts the
 	// pipeline's implicit transaction, and the SET with it (settings are
 	// transactional).
 	if !c.generic {
@@ -131,6 +131,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	pl.SendQueryParams(setGenericPlan, nil, nil, nil, nil)
 	pl.SendQueryStatement(sd, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
 	pl.SendQueryParams(resetPlanMode, nil, nil, nil, nil)
+	pl.SendQueryParams(resetJIT, nil, nil, nil, nil)
 	if err := pl.Sync(); err != nil {
 		return err
 	}
@@ -162,12 +163,14 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 		return err
 	}
 	rs.Close()
-	reset, err := next()
-	if err != nil {
-		return err
-	}
-	if _, err := reset.Close(); err != nil {
-		return err
+	for range 2 { // the RESETs
+		reset, err := next()
+		if err != nil {
+			return err
+		}
+		if _, err := reset.Close(); err != nil {
+			return err
+		}
 	}
 	return pl.Close()
 }
@@ -202,13 +205,16 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 }
 
 const (
-	rowsStatement  = "remstore_rows" // the rows query's prepared statement on each connection
+	rowsStatement = "remstore_rows" // the rows query's prepared statement on each connection
 	// A generic plan's cost is estimated for the average session, which on
 	// a table holding a million-row session is high enough for JIT
 	// compilation (jit_above_cost): 13.5 ms on every call, JIT's code being
 	// compiled per execution. The load's few expressions never repay it.
 	setGenericPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), set_config('jit', 'off', false)"
-	resetPlanMode  = "SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN ('plan_cache_mode', 'jit')"
+	// Two RESETs: reading the reset values from pg_settings instead costs
+	// more than the load (the view computes every setting).
+	resetPlanMode = "RESET plan_cache_mode"
+	resetJIT      = "RESET jit"
 )
 
 // numberedTexts caches repository.Numbered of the few query texts the store

@@ -103,8 +103,10 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode, &jit); err != nil || mode != "force_generic_plan" || jit != "off" {
 		t.Fatalf("after the driver's settings: plan_cache_mode %s, jit %s, %v", mode, jit, err)
 	}
-	if _, err := conn.Exec(ctx, resetPlanMode); err != nil {
-		t.Fatal(err)
+	for _, reset := range []string{resetPlanMode, resetJIT} {
+		if _, err := conn.Exec(ctx, reset); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode, &jit); err != nil || mode != mode0 || jit != jit0 {
 		t.Fatalf("after the driver's reset: plan_cache_mode %s, jit %s, %v", mode, jit, err)
