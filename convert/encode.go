@@ -2,7 +2,8 @@ package convert
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/remstore/remstore/models"
 )
 
 // appendJSON writes msgs exactly as encoding/json (HTML escaping off) would
@@ -103,58 +104,6 @@ func appendPart(b []byte, p Part) []byte {
 	return append(b, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString is encoding/json's string encoding with HTML escaping off:
-// ", \ and control characters escaped (\b \f \n \r \t by name), invalid UTF-8
-// as U+FFFD, and U+2028, U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString is encoding/json's string encoding with HTML escaping off,
+// written once for the history and the pydantic-ai JSON alike.
+func appendString(b []byte, s string) []byte { return models.AppendJSONString(b, s) }

@@ -93,7 +93,7 @@ func (m HistoryMessage) AppendJSON(b []byte) ([]byte, error) {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 	}
 	raw := func(field string, v []byte) error {
@@ -105,28 +105,28 @@ func (m HistoryMessage) AppendJSON(b []byte) ([]byte, error) {
 		return nil
 	}
 	key("role")
-	b = appendJSONString(b, string(m.Role))
+	b = AppendJSONString(b, string(m.Role))
 	key("content")
-	b = appendJSONString(b, m.Content)
+	b = AppendJSONString(b, m.Content)
 	if !m.OmitTimestamp {
 		key("timestamp")
 		if m.Timestamp == nil {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, *m.Timestamp)
+			b = AppendJSONString(b, *m.Timestamp)
 		}
 	}
 	if m.ID != "" {
 		key("id")
-		b = appendJSONString(b, m.ID)
+		b = AppendJSONString(b, m.ID)
 	}
 	if m.ToolCallID != "" {
 		key("tool_call_id")
-		b = appendJSONString(b, m.ToolCallID)
+		b = AppendJSONString(b, m.ToolCallID)
 	}
 	if m.ToolName != "" {
 		key("tool_name")
-		b = appendJSONString(b, m.ToolName)
+		b = AppendJSONString(b, m.ToolName)
 	}
 	if m.ToolArguments != nil {
 		key("tool_arguments")
@@ -147,7 +147,7 @@ func (m HistoryMessage) AppendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(m.OriginalLength), 10)
 		if m.EntityKey != "" {
 			key("_entity_key")
-			b = appendJSONString(b, m.EntityKey)
+			b = AppendJSONString(b, m.EntityKey)
 		}
 	}
 	return append(b, '}'), nil
@@ -164,14 +164,15 @@ func (m *HistoryMessage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// appendJSONString appends s as a JSON string exactly as encoding/json's
+// AppendJSONString appends s as a JSON string exactly as encoding/json's
 // Encoder with SetEscapeHTML(false) writes it, so that <, > and & stay
 // readable as in Python's json.dumps (TestAppendJSONStringIsEncodingJSON and
 // FuzzAppendJSONString hold it to encoding/json): quote and backslash
 // escaped, control characters as \n, \r, \t, \b, \f or \u00XX, invalid
 // UTF-8 as \ufffd, U+2028 and U+2029 escaped, the rest as it is. It used an
-// encoder per string before: a sixth of serving a load.
-func appendJSONString(dst []byte, s string) []byte {
+// encoder per string before: a sixth of serving a load. convert writes the
+// pydantic-ai JSON with it too.
+func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

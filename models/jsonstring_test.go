@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// oracle is what appendJSONString must write: encoding/json's own string
+// oracle is what AppendJSONString must write: encoding/json's own string
 // encoding without HTML escaping.
 func oracle(s string) []byte {
 	var b bytes.Buffer
@@ -24,7 +24,7 @@ func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
 		cases = append(cases, string([]byte{byte(b)}), "a"+string([]byte{byte(b)})+"z")
 	}
 	for _, s := range cases {
-		if got, want := appendJSONString(nil, s), oracle(s); !bytes.Equal(got, want) {
+		if got, want := AppendJSONString(nil, s), oracle(s); !bytes.Equal(got, want) {
 			t.Errorf("%q: wrote %s, encoding/json writes %s", s, got, want)
 		}
 	}
@@ -35,7 +35,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := appendJSONString([]byte("prefix"), s), append([]byte("prefix"), oracle(s)...); !bytes.Equal(got, want) {
+		if got, want := AppendJSONString([]byte("prefix"), s), append([]byte("prefix"), oracle(s)...); !bytes.Equal(got, want) {
 			t.Fatalf("%q: wrote %s, encoding/json writes %s", s, got, want)
 		}
 	})
