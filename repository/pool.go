@@ -23,9 +23,9 @@ type DB struct {
 	*bun.DB
 	// Pool is the pgx pool under DB on PostgreSQL; nil on SQLite.
 	Pool *pgxpool.Pool
-	// Citus says the database has the citus extension, when it was opened:
-	// its planner routes a statement by the session it names, which a
-	// generic plan of some statements hides from it.
+	// Citus says the database has the citus extension, when it was opened
+	// (or that Open could not tell): its planner routes a statement by the
+	// session it names, which a generic plan of some statements hides from it.
 	Citus bool
 }
 
