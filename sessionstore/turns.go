@@ -159,9 +159,9 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 	b := &pgx.Batch{}
 	for _, cl := range calls {
 		q, args, err := storeCall(cl.members[0].s, cl.p)
-		if err != nil { // cannot happen: the rows were validated JSON
-			args = nil
-			q = "SELECT 1/0"
+		if err != nil { // cannot happen (the rows are validated JSON); alone, the call says so
+			runAlone(ctx, c, group)
+			return
 		}
 		b.Queue(numbered(q), args...)
 	}
@@ -206,6 +206,11 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 		}
 		return
 	}
+	runAlone(ctx, c, group)
+}
+
+// runAlone runs each call of the group in a transaction of its own.
+func runAlone(ctx context.Context, c conn, group []*turn) {
 	for _, g := range group {
 		g.out, g.err = writeFunction(ctx, g.s, c, g.p)
 	}
