@@ -17,6 +17,14 @@ type Options struct {
 	// adds its own system prompt only to an empty history, so multi-turn
 	// callers must pass it here.
 	SystemPrompt string
+	// OnUnmapped, when set, is told of each message the conversion leaves
+	// out because its role has no pydantic-ai form (a role outside SPEC §1,
+	// which only the peer writes); callers say so (a warning, a header).
+	// Stored system messages are not reported: SPEC §5 skips them by rule.
+	OnUnmapped func(Unmapped)
+	// Strict makes such a message an error (a *models.FieldError naming
+	// its position and role) instead.
+	Strict bool
 	// Now is the time used for messages without a (parseable) timestamp;
 	// nil means time.Now. Set it for reproducible output.
 	Now func() time.Time
@@ -62,15 +70,26 @@ type Usage struct {
 }
 
 // Convert builds the pydantic-ai messages for a history: it collects a
-// Stream, so the two cannot disagree.
+// Stream, so the two cannot disagree. It ignores Strict; Collect honours it.
 func Convert(history []models.HistoryMessage, o Options) []Message {
+	o.Strict = false
+	out, _ := Collect(history, o) // the collector never fails when not strict
+	return out
+}
+
+// Collect is Convert with Strict's error.
+func Collect(history []models.HistoryMessage, o Options) ([]Message, error) {
 	out := []Message{}
 	st := NewStream(o, func(m Message) error { out = append(out, m); return nil })
 	for _, m := range history {
-		_ = st.Add(m) // the collector never fails
+		if err := st.Add(m); err != nil {
+			return nil, err
+		}
 	}
-	_ = st.Close()
-	return out
+	if err := st.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Stream converts a history message by message, handing each pydantic-ai
@@ -156,9 +175,66 @@ func (s *Stream) Add(m models.HistoryMessage) error {
 		s.asst, s.asstPos = &m, pos
 	case models.RoleTool: // no assistant before it
 		return s.emitAll(appendTurn(nil, nil, []models.HistoryMessage{m}, pos, s.stamp))
+	case models.RoleSystem: // skipped by rule: the system prompt is the caller's
+	default:
+		u := Unmapped{Index: pos, Role: m.Role}
+		if s.o.Strict {
+			return &models.FieldError{Index: pos, Field: "role", Reason: u.reason() + " (strict)"}
+		}
+		if s.o.OnUnmapped != nil {
+			s.o.OnUnmapped(u)
+		}
 	}
-	// system messages and unknown roles are skipped
 	return nil
+}
+
+// Unmapped is a history message a conversion left out.
+type Unmapped struct {
+	Index int // its position in the history
+	Role  models.Role
+}
+
+func (u Unmapped) reason() string {
+	return strconv.Quote(string(u.Role)) + " has no pydantic-ai form; the message is left out"
+}
+
+// Unmappeds collects what a conversion left out, for a one-line report.
+type Unmappeds struct {
+	N     int
+	first []Unmapped
+}
+
+// Add is an Options.OnUnmapped.
+func (c *Unmappeds) Add(u Unmapped) {
+	c.N++
+	if len(c.first) < 3 {
+		c.first = append(c.first, u)
+	}
+}
+
+// String is the report: `2 messages left out of the pydantic-ai history:
+// message 3 (role "bot"), message 5 (role "USER")`, "" when none.
+func (c *Unmappeds) String() string {
+	if c.N == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if c.N == 1 {
+		b.WriteString("1 message left out of the pydantic-ai history: ")
+	} else {
+		b.WriteString(strconv.Itoa(c.N) + " messages left out of the pydantic-ai history: ")
+	}
+	for i, u := range c.first {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("message " + strconv.Itoa(u.Index) + " (role " + strconv.Quote(string(u.Role)) + ")")
+	}
+	if c.N > len(c.first) {
+		b.WriteString(", …")
+	}
+	b.WriteString("; their roles have no pydantic-ai form")
+	return b.String()
 }
 
 // Close emits what is held (and the system prompt of an empty history).
@@ -366,7 +442,11 @@ func FormatTimestamp(t time.Time) string {
 
 // JSON converts and encodes in one step: a compact JSON array.
 func JSON(history []models.HistoryMessage, o Options) ([]byte, error) {
-	return Marshal(Convert(history, o)), nil
+	msgs, err := Collect(history, o)
+	if err != nil {
+		return nil, err
+	}
+	return Marshal(msgs), nil
 }
 
 // Marshal encodes converted messages: the bytes encoding/json would write

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,48 @@ func TestUTCZ(t *testing.T) {
 		case !ok && (strings.HasSuffix(s, "+00:00") && err == nil && s[10] == 'T' && len(s) >= 25):
 			t.Errorf("utcZ(%q) refused a plain form", s)
 		}
+	}
+}
+
+// A row the peer wrote with a role of its own cannot become a pydantic-ai
+// part: it is reported (SPEC §1: never dropped in silence), or with Strict
+// refused. A stored system message is skipped by SPEC §5's rule, unreported.
+func TestUnmappedRolesAreReported(t *testing.T) {
+	hist := []models.HistoryMessage{
+		{Role: "user", Content: "hi"}, {Role: "bot", Content: "?"}, {Role: "system", Content: "s"},
+		{Role: "assistant", Content: "ok"}, {Role: "USER", Content: "!"}, {Role: "", Content: "empty is assistant"},
+	}
+	var got Unmappeds
+	var seen []Unmapped
+	msgs := Convert(hist, Options{OnUnmapped: func(u Unmapped) { got.Add(u); seen = append(seen, u) }})
+	want := []Unmapped{{Index: 1, Role: "bot"}, {Index: 4, Role: "USER"}}
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("reported %v, want %v", seen, want)
+	}
+	if len(msgs) != 3 { // user; assistant "ok"; assistant ""→"empty is assistant"
+		t.Fatalf("%d messages, want 3", len(msgs))
+	}
+	if s := got.String(); s != `2 messages left out of the pydantic-ai history: message 1 (role "bot"), message 4 (role "USER"); their roles have no pydantic-ai form` {
+		t.Fatalf("report %q", s)
+	}
+	_, err := JSON(hist, Options{Strict: true})
+	fe, ok := models.AsFieldError(err)
+	if !ok || fe.Index != 1 || fe.Field != "role" || !strings.Contains(err.Error(), `"bot" has no pydantic-ai form`) {
+		t.Fatalf("strict: %v", err)
+	}
+	var buf bytes.Buffer
+	n, err := WriteStream(&buf, Options{Strict: true}, func(fn func(models.HistoryMessage) error) error {
+		for _, m := range hist {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if fe, ok := models.AsFieldError(err); !ok || fe.Index != 1 || n != 1 {
+		t.Fatalf("strict stream: %d written, %v", n, err)
+	}
+	if _, err := JSON(hist[:1], Options{Strict: true}); err != nil {
+		t.Fatalf("strict on a clean history: %v", err)
 	}
 }

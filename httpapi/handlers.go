@@ -242,25 +242,90 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 		}
 		return enc.Close()
 	}
-	co := convert.Options{SystemPrompt: q.Get("system_prompt")}
-	if !s.o.AuditEnabled { // streamed too, a tool run at a time
-		n, err := convert.WriteStream(w, co, func(fn func(models.HistoryMessage) error) error {
+	strict, err := boolParam(r, "strict", false)
+	if err != nil {
+		return err
+	}
+	var left convert.Unmappeds
+	co := convert.Options{SystemPrompt: q.Get("system_prompt"), Strict: strict, OnUnmapped: left.Add}
+	if !s.o.AuditEnabled && !strict { // streamed too, a tool run at a time
+		hw := &headWriter{w: w}
+		_, err := convert.WriteStream(hw, co, func(fn func(models.HistoryMessage) error) error {
 			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
 		})
-		if err != nil && n > 0 {
+		if err != nil && hw.flushed { // past the head: the client must see a broken body
 			s.o.Logger.Error("load failed mid-stream", "id", r.Context().Value(ctxRequestID), "err", err)
 			panic(http.ErrAbortHandler)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return hw.finish(left.N)
 	}
-	// The audit dump records the whole history, so it is collected.
+	// The audit dump records the whole history, and strict answers 400
+	// before any of it unless all of it converts, so both collect it.
 	hist, err := st.Load(r.Context(), r.PathValue("id"), lo)
 	if err != nil {
 		return err
 	}
-	msgs := convert.Convert(hist, co)
-	audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+	msgs, err := convert.Collect(hist, co)
+	if err != nil {
+		return err
+	}
+	if s.o.AuditEnabled {
+		audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+	}
+	setUnmapped(w.Header(), left.N)
 	_, err = w.Write(convert.Marshal(msgs))
+	return err
+}
+
+// UnmappedHeader counts the messages a pydantic-ai load left out because
+// their role has no pydantic-ai form (SPEC §1: never in silence); absent
+// when none was. ?strict=true makes them a 400 instead.
+const UnmappedHeader = "X-Remstore-Unmapped"
+
+func setUnmapped(h http.Header, n int) {
+	if n > 0 {
+		h.Set(UnmappedHeader, strconv.Itoa(n))
+	}
+}
+
+// headWriter holds the first headBytes of a streamed body so that a count
+// known only at its end still goes out as a header; a longer body is sent as
+// it comes and the count follows as a trailer, declared before the first
+// byte.
+type headWriter struct {
+	w       http.ResponseWriter
+	buf     []byte
+	flushed bool
+}
+
+const headBytes = 64 << 10
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if h.flushed {
+		return h.w.Write(p)
+	}
+	if len(h.buf)+len(p) <= headBytes {
+		h.buf = append(h.buf, p...)
+		return len(p), nil
+	}
+	h.flushed = true
+	h.w.Header().Set("Trailer", UnmappedHeader)
+	if _, err := h.w.Write(h.buf); err != nil {
+		return 0, err
+	}
+	h.buf = nil
+	return h.w.Write(p)
+}
+
+func (h *headWriter) finish(unmapped int) error {
+	setUnmapped(h.w.Header(), unmapped) // a trailer once the body has started
+	if h.flushed {
+		return nil
+	}
+	_, err := h.w.Write(h.buf)
 	return err
 }
 

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -554,4 +556,56 @@ func mustStores(t testing.TB, db *repository.DB) *sessionstore.Stores {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A row the peer wrote with a role of its own has no pydantic-ai form: the
+// load leaves it out and says how many in X-Remstore-Unmapped (a trailer
+// once the body is past its head); ?strict=true answers 400 naming it.
+func TestUnmappedRowsAreCounted(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		ctx := context.Background()
+		api := newAPI(t, db, Options{})
+		big := strings.Repeat("x", 100<<10)
+		for _, c := range []struct{ session, content string }{{"small", "ok"}, {"big", big}} {
+			code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/" + c.session + "/messages", user: "alice",
+				body: `[{"role":"user","content":"hi"},{"role":"assistant","content":"` + c.content + `"}]`})
+			if code != 201 {
+				t.Fatalf("store: %d %s", code, body)
+			}
+			var res StoreResponse
+			_ = json.Unmarshal([]byte(body), &res)
+			at := time.Now().Add(time.Hour)
+			if _, err := dbtest.PeerStore(ctx, db, uuid.MustParse(res.SessionID), "alice", []dbtest.PeerMessage{{Role: "bot", Content: "beep"}, {Role: "USER", Content: "hey"}},
+				func(i int) time.Time { return at.Add(time.Duration(i) * time.Second) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, body, h := do(t, api, call{method: "GET", path: "/v1/sessions/small/messages?format=pydantic-ai", user: "alice"})
+		if code != 200 || h.Get(UnmappedHeader) != "2" || strings.Contains(body, "beep") {
+			t.Fatalf("small: %d %q %s", code, h.Get(UnmappedHeader), body)
+		}
+		code, body, _ = do(t, api, call{method: "GET", path: "/v1/sessions/small/messages?format=pydantic-ai&strict=true", user: "alice"})
+		if code != 400 || !strings.Contains(body, `\"bot\" has no pydantic-ai form`) || !strings.Contains(body, `"field":"messages[2].role"`) {
+			t.Fatalf("strict: %d %s", code, body)
+		}
+		// Past the head: the count comes as a trailer, declared up front.
+		r := httptest.NewRequest("GET", "/v1/sessions/big/messages?format=pydantic-ai&compress=false", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("X-User-Id", "alice")
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		res := w.Result()
+		_, _ = io.ReadAll(res.Body)
+		if res.StatusCode != 200 || res.Header.Get("Trailer") != UnmappedHeader || res.Trailer.Get(UnmappedHeader) != "2" || w.Body.Len() < 100<<10 {
+			t.Fatalf("big: %d trailer %q=%q, %d bytes", res.StatusCode, res.Header.Get("Trailer"), res.Trailer.Get(UnmappedHeader), w.Body.Len())
+		}
+		// A history that converts whole carries no count.
+		if _, err := db.NewRaw("DELETE FROM messages WHERE role IN ('bot', 'USER')").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, h := do(t, api, call{method: "GET", path: "/v1/sessions/small/messages?format=pydantic-ai&strict=true", user: "alice"}); code != 200 || h.Get(UnmappedHeader) != "" {
+			t.Fatalf("clean: %d %q", code, h.Get(UnmappedHeader))
+		}
+	})
 }

@@ -227,3 +227,33 @@ def test_typed_package():
     import importlib.resources
     assert importlib.resources.files("remstore").joinpath("py.typed").is_file()
     assert json.loads(json.dumps(remstore.__all__))
+
+
+def test_refusals_and_unmapped_rows(serve):
+    """What the store would lose is refused (BadRequest naming the near role); a row the
+    peer wrote with a role of its own is left out of pydantic-ai history with an
+    UnmappedWarning, or with strict=True refused."""
+    import uuid as uuidlib
+
+    from conftest import run
+
+    srv = serve()
+    sid, alice = unique("chat"), unique("alice")
+    with srv.client(alice) as c:
+        with pytest.raises(remstore.BadRequest) as e:
+            c.store(sid, [{"role": "USER", "content": "hi"}])
+        assert 'did you mean \\"user\\"?' in str(e.value) or 'did you mean "user"?' in str(e.value)
+        c.store(sid, turn())
+        # A row with a role of the peer's, restored the way an operator would.
+        db = srv.db
+        lines = run(["export", "--db", db, "--user-id", alice, "--session-id", sid]).stdout.decode().splitlines()
+        row = json.loads([ln for ln in lines if '"kind":"message"' in ln][-1])
+        row.update(id=str(uuidlib.uuid4()), role="critic", content="beep",
+                   created_at="2099-01-01T00:00:00Z", updated_at="2099-01-01T00:00:00Z")
+        run(["import", "-", "--db", db, "--user-id", alice, "--any-role"], stdin=json.dumps(row).encode())
+        assert [m["role"] for m in c.load(sid)][-1] == "critic"
+        with pytest.warns(remstore.UnmappedWarning, match="1 stored message"):
+            hist = c.load_pydantic_ai(sid)
+        assert "beep" not in ModelMessagesTypeAdapter.dump_json(hist).decode()
+        with pytest.raises(remstore.BadRequest, match="has no pydantic-ai form"):
+            c.load_pydantic_ai(sid, strict=True)

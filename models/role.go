@@ -1,5 +1,10 @@
 package models
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Role is the author of a history message. Unknown roles are kept verbatim so
 // that they round-trip unchanged through store and load.
 type Role string
@@ -33,3 +38,31 @@ func (r Role) IsTool() bool { return r.Normalize() == RoleTool }
 
 // IsAssistant reports whether r is a model answer (assistant, model or empty).
 func (r Role) IsAssistant() bool { return r.Normalize() == RoleAssistant }
+
+// Roles are the roles remstore's write paths accept (SPEC §1; case matters).
+var Roles = []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleFunction, RoleModel}
+
+// Known reports whether r is one of Roles. Rows with other roles (the peer
+// writes any) still load unchanged; only remstore's writers refuse them.
+func (r Role) Known() bool {
+	switch r {
+	case RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleFunction, RoleModel:
+		return true
+	}
+	return false
+}
+
+// CheckRole is the write paths' one check of a role: nil for a known role,
+// else a *FieldError (message i, field "role") that names the value, lists
+// the roles and suggests the near one.
+func CheckRole(i int, r Role) error {
+	if r.Known() {
+		return nil
+	}
+	names := make([]string, len(Roles))
+	for j, k := range Roles {
+		names[j] = string(k)
+	}
+	return &FieldError{Index: i, Field: "role", Reason: fmt.Sprintf("%s is not a role; the roles are %s%s",
+		quoteShort(string(r)), strings.Join(names, ", "), DidYouMean(string(r), names))}
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -26,6 +27,7 @@ func TestServerCutEqualsClientCut(t *testing.T) {
 		for _, T := range []int{1, 3, 7, 50} {
 			s := newStore(t, db, "A", T)
 			var msgs []models.HistoryMessage
+			var peer []dbtest.PeerMessage // the empty role: only the peer writes it
 			for range 40 {
 				var b strings.Builder
 				n := []int{2*T - 1, 2 * T, 2*T + 1, rng.IntN(6*T + 3)}[rng.IntN(4)]
@@ -33,10 +35,18 @@ func TestServerCutEqualsClientCut(t *testing.T) {
 					b.WriteString(alphabet[rng.IntN(len(alphabet))])
 				}
 				role := []string{"assistant", "assistant", "", "model", "user", "tool"}[rng.IntN(6)]
+				if role == "" {
+					peer = append(peer, dbtest.PeerMessage{Role: role, Content: b.String()})
+					continue
+				}
 				msgs = append(msgs, models.HistoryMessage{Role: models.Role(role), Content: b.String()})
 			}
 			key := "cut-" + string(rune('a'+T))
-			store(t, s, key, msgs...)
+			res := store(t, s, key, msgs...)
+			base := time.Now().Add(time.Hour)
+			if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "A", peer, func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }); err != nil {
+				t.Fatal(err)
+			}
 			got, err := s.Load(ctx, key, sessionstore.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -23,7 +23,7 @@ func TestPlainLoadReadsWhatItShows(t *testing.T) {
 		s := newStore(t, db, "A", 5)
 		long := strings.Repeat("long answer ", 4)
 		var msgs []models.HistoryMessage
-		for _, role := range []models.Role{"user", "assistant", "", "model", "tool", "function", "system", "critic"} {
+		for _, role := range []models.Role{"user", "assistant", "model", "tool", "function", "system"} {
 			msgs = append(msgs,
 				models.HistoryMessage{Role: role, Content: "short"},
 				models.HistoryMessage{Role: role, Content: long, ToolCallID: "call_" + string(role), ToolName: "search",
@@ -36,7 +36,11 @@ func TestPlainLoadReadsWhatItShows(t *testing.T) {
 		base := time.Now().Add(time.Hour)
 		if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "A", []dbtest.PeerMessage{
 			{Role: "assistant", Content: long}, {Role: "tool", Content: "r", ToolCallID: "p", ToolName: "t", ToolArguments: map[string]any{"a": 1}},
-			{Role: "user", Content: long}}, func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }); err != nil {
+			{Role: "user", Content: long},
+			// Roles only the peer writes: the empty one (assistant) and any other.
+			{Role: "", Content: "short"}, {Role: "", Content: long, ToolCallID: "call_", ToolName: "search", ToolArguments: map[string]any{"q": ""}},
+			{Role: "critic", Content: "short"}, {Role: "critic", Content: long, ToolCallID: "call_critic", ToolName: "search", ToolArguments: map[string]any{"q": "critic"}},
+		}, func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }); err != nil {
 			t.Fatal(err)
 		}
 		i, err := sessionstore.PlainRowsMismatch(s, "plain")

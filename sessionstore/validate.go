@@ -76,8 +76,22 @@ func checkJSON(i int, field string, raw []byte, maxBytes int) error {
 	return nil
 }
 
+// ValidateMessages is the check a store call makes before it writes, for
+// callers that check input before they open the database (the CLI).
+func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch(msgs) }
+
+// WritableKeys are the message keys a store accepts: SPEC §1's table, what
+// the store reads from a message (trace_id, span_id, model, agent_schema;
+// SPEC §2), and the extras a full load prints (Extras), which come back in.
+var WritableKeys = []string{"role", "content", "timestamp", "id", "tool_call_id", "tool_name", "tool_arguments",
+	"_compressed", "_original_length", "_entity_key",
+	"trace_id", "span_id", "model", "agent_schema",
+	"author", "tool_calls", "usage", convert.SourceKey, AgentsSourceKey, "compaction"}
+
 // validateBatch checks every message before anything is written, so a bad
-// message in the middle of a batch leaves the database untouched.
+// message in the middle of a batch leaves the database untouched. It refuses
+// what the store would lose (SPEC §1): an unknown role, an unknown key, a
+// timestamp that does not parse.
 func validateBatch(msgs []models.HistoryMessage) error {
 	if len(msgs) > MaxBatchMessages {
 		return fieldErr(-1, "messages", "more than %d messages in one call (%d)", MaxBatchMessages, len(msgs))
@@ -85,6 +99,9 @@ func validateBatch(msgs []models.HistoryMessage) error {
 	ids := map[uuid.UUID]int{}
 	for i, m := range msgs {
 		if err := CheckMessage(i, string(m.Role), m.Content); err != nil {
+			return err
+		}
+		if err := models.CheckRole(i, m.Role); err != nil {
 			return err
 		}
 		if m.ID != "" {
@@ -100,6 +117,9 @@ func validateBatch(msgs []models.HistoryMessage) error {
 		if m.Timestamp != nil {
 			if err := CheckText(i, "timestamp", *m.Timestamp, 64); err != nil {
 				return err
+			}
+			if _, err := models.ParseTimestamp(*m.Timestamp); err != nil {
+				return fieldErr(i, "timestamp", "%q is not an ISO-8601 time (like 2024-01-15T10:30:00+00:00) or null", *m.Timestamp)
 			}
 		}
 		for _, f := range []struct{ name, v string }{{"tool_call_id", m.ToolCallID}, {"tool_name", m.ToolName}} {
@@ -143,8 +163,13 @@ func validateBatch(msgs []models.HistoryMessage) error {
 					return fieldErr(i, f.Key, "must be an object")
 				}
 			case "model", "agent_schema", "tool_calls":
+			case "compaction":
+				continue // a full load's mark of a summary; the summary's row keeps its own
 			default:
-				continue // other keys are not stored, as with the peer
+				// The peer drops keys it does not know; remstore refuses
+				// them, so that a typo is not stored as a missing field.
+				return fieldErr(i, f.Key, "not a message key; the keys are %s%s",
+					strings.Join(WritableKeys, ", "), models.DidYouMean(f.Key, WritableKeys))
 			}
 			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
 				return err

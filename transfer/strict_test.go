@@ -58,6 +58,8 @@ func TestImportIsAsStrictAsStore(t *testing.T) {
 		{"a lone surrogate in nested metadata", lines(sess("mallory"), msg(`,"metadata":{"a":{"b":"\udc00"}}`)), 2, "surrogate"},
 		{"year 0", lines(sess("mallory"), strings.Replace(msg(""), `"created_at":"2024`, `"created_at":"0000`, 1)), 2, "year 0"},
 		{"an over-long role", lines(sess("mallory"), strings.Replace(msg(""), `"role":"user"`, `"role":"`+strings.Repeat("r", 65)+`"`, 1)), 2, `"role": longer than 64`},
+		{"a role outside SPEC §1", lines(sess("mallory"), strings.Replace(msg(""), `"role":"user"`, `"role":"USER"`, 1)), 2, `"USER" is not a role; the roles are user, assistant, tool, system, function, model; did you mean "user"? (--any-role`},
+		{"the peer's empty role", lines(sess("mallory"), strings.Replace(msg(""), `"role":"user"`, `"role":""`, 1)), 2, `"" is not a role`},
 		{"a NUL in a trace id", lines(sess("mallory"), msg(`,"trace_id":"a\u0000b"`)), 2, "trace_id"},
 		{"an id twice", lines(sess("mallory"), dup, dup), 3, "the same id as line 2"},
 		{"a missing session", lines(msgTo("7f1c3f2e-8a7b-4c1d-9e2f-0a1b2c3d4e5f", "mallory", "")), 1, "no session"},
@@ -74,6 +76,19 @@ func TestImportIsAsStrictAsStore(t *testing.T) {
 			if m, s := countRows(t, db); m != m0 || s != s0 {
 				t.Errorf("%s: %d messages and %d sessions written", c.name, m-m0, s-s0)
 			}
+		}
+
+		// --any-role restores a row the peer wrote with a role of its own,
+		// and it loads unchanged.
+		peerRow := lines(sess("mallory"), strings.Replace(msg(""), `"role":"user"`, `"role":"critic"`, 1))
+		if _, err := transfer.Import(ctx, db, strings.NewReader(peerRow), transfer.ImportOptions{Tenant: "mallory", AnyRole: true}); err != nil {
+			t.Fatalf("--any-role: %v", err)
+		}
+		if h, err := newStore(t, db, "mallory", 200).Load(ctx, sid, sessionstore.LoadOptions{}); err != nil || len(h) != 1 || h[0].Role != "critic" {
+			t.Fatalf("the restored row: %v %v", h, err)
+		}
+		if _, err := db.NewRaw("DELETE FROM sessions WHERE id = ?", sid).Exec(ctx); err != nil {
+			t.Fatal(err)
 		}
 
 		// The forged-tenant attack: alice owns the session; mallory's

@@ -211,6 +211,11 @@ type ImportOptions struct {
 	// the database as it was. Without it each batch commits on its own and
 	// a bad line stops the import after the batches before it.
 	Atomic bool
+	// AnyRole restores message rows whatever their role, as the peer wrote
+	// them (they load unchanged). Without it a role outside SPEC §1 is
+	// refused, as every remstore write path refuses it: pydantic-ai history
+	// would leave such a row out.
+	AnyRole bool
 }
 
 // ImportStats says what an import did.
@@ -458,6 +463,11 @@ func decodeImport(ctx context.Context, r io.Reader, o ImportOptions, out chan<- 
 			m, err := rec.message()
 			if err != nil {
 				return st, bad(err)
+			}
+			if !o.AnyRole {
+				if err := models.CheckRole(-1, rec.Role); err != nil {
+					return st, bad(fmt.Errorf("%w (--any-role restores it as it was written)", err))
+				}
 			}
 			b.msgs = append(b.msgs, m)
 			b.msgLines = append(b.msgLines, line)

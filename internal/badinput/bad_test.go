@@ -105,7 +105,7 @@ func TestLibrary(t *testing.T) {
 	}
 	// SQL in every string stayed data: the tables are there and the text verbatim.
 	h, err := st.Load(context.Background(), fmt.Sprintf("lib-%d", indexOf(t, "sql_injection_strings.json")), sessionstore.LoadOptions{})
-	if err != nil || len(h) != 1 || h[0].Content != "Robert'); DROP TABLE sessions;--" || string(h[0].Role) != "user'; DROP TABLE messages; --" {
+	if err != nil || len(h) != 1 || h[0].Content != "Robert'); DROP TABLE sessions;--" || h[0].ToolCallID != "user'; DROP TABLE messages; --" {
 		t.Fatalf("injection strings not stored verbatim: %+v %v", h, err)
 	}
 	for _, bad := range []string{"", strings.Repeat("s", 600), "a\x00b"} {

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/fixtures"
 	"github.com/remstore/remstore/internal/cli"
@@ -549,6 +552,73 @@ func TestPydanticAIAndRemovalCLI(t *testing.T) {
 			}
 			if r = run(t, env, "", "load", "--session-id", "agent-1", "--user-id", "alice"); strings.TrimSpace(r.stdout) != "[]" {
 				t.Fatalf("load after clear: %s", r.stdout)
+			}
+		})
+	}
+}
+
+// Issue 29: what the store would lose is refused before a database is
+// opened; what a conversion cannot map is said on stderr, or with --strict
+// is exit 2 with nothing on stdout.
+func TestRefusalsAndUnmappedWarnings(t *testing.T) {
+	t.Parallel()
+	// No database yet, and none is created: the input decides.
+	dbPath := filepath.Join(t.TempDir(), "never.db")
+	env := map[string]string{"REMSTORE_DB": dbPath}
+	for _, c := range []struct{ in, want string }{
+		{`[{"role":"bot","content":"hi"}]`, `message 0: field "role": "bot" is not a role; the roles are user, assistant, tool, system, function, model`},
+		{`[{"role":"USER","content":"hi"}]`, `did you mean "user"?`},
+		{`[{"role":"user","contnet":"hi"}]`, `message 0: field "contnet": not a message key; the keys are role, content`},
+		{`[{"role":"user","content":"hi","timestamp":"yesterday"}]`, `field "timestamp": "yesterday" is not an ISO-8601 time`},
+	} {
+		r := run(t, env, c.in, "store", "--session-id", "s", "--user-id", "alice")
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("store %s: exit %d %q; want 2 with %q", c.in, r.code, r.stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(dbPath); !os.IsNotExist(err) {
+		t.Fatalf("a refused store created the database: %v", err)
+	}
+
+	r := run(t, nil, `[{"role":"user","content":"hi"},{"role":"critic","content":"meh"}]`, "convert")
+	if r.code != 0 || !strings.Contains(r.stderr, `remstore: warning: 1 message left out of the pydantic-ai history: message 1 (role "critic")`) {
+		t.Fatalf("convert: %d %q", r.code, r.stderr)
+	}
+	r = run(t, nil, `[{"role":"user","content":"hi"},{"role":"critic","content":"meh"}]`, "convert", "--strict")
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `message 1: field "role": "critic" has no pydantic-ai form`) {
+		t.Fatalf("convert --strict: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			url := d.URL(t)
+			env := map[string]string{"REMSTORE_DB": url, "REMSTORE_USER_ID": "alice"}
+			r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "s")
+			if r.code != 0 {
+				t.Fatalf("store: %d %s", r.code, r.stderr)
+			}
+			var res struct {
+				SessionID string `json:"session_id"`
+			}
+			_ = json.Unmarshal([]byte(r.stdout), &res)
+			db := dbtest.OpenRaw(t, url)
+			at := time.Now().Add(time.Hour)
+			if _, err := dbtest.PeerStore(context.Background(), db, uuid.MustParse(res.SessionID), "alice", []dbtest.PeerMessage{{Role: "bot", Content: "beep"}},
+				func(int) time.Time { return at }); err != nil {
+				t.Fatal(err)
+			}
+			r = run(t, env, "", "load", "--session-id", "s", "--format", "pydantic-ai")
+			if r.code != 0 || strings.Contains(r.stdout, "beep") || !strings.Contains(r.stderr, `1 message left out of the pydantic-ai history: message 1 (role "bot"); their roles have no pydantic-ai form (--strict makes this an error)`) {
+				t.Fatalf("load: %d %q %q", r.code, r.stdout, r.stderr)
+			}
+			r = run(t, env, "", "load", "--session-id", "s", "--format", "pydantic-ai", "--strict")
+			if r.code != 2 || r.stdout != "" {
+				t.Fatalf("load --strict: %d %q %q", r.code, r.stdout, r.stderr)
+			}
+			// The dicts load shows the row unchanged (SPEC §1).
+			if r = run(t, env, "", "load", "--session-id", "s"); r.code != 0 || !strings.Contains(r.stdout, `"role":"bot"`) || r.stderr != "" {
+				t.Fatalf("load dicts: %d %q %q", r.code, r.stdout, r.stderr)
 			}
 		})
 	}

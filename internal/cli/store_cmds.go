@@ -136,6 +136,11 @@ part kind or a malformed part exits 2 naming the message and part.`,
 			default:
 				return usageErr("--format: %q is not dicts or pydantic-ai", format)
 			}
+			// Checked before the database is opened: bad input is exit 2
+			// whether or not a database is there.
+			if err := sessionstore.ValidateMessages(msgs); err != nil {
+				return locate(err)
+			}
 			s, db, err := e.openStore(writes)
 			if err != nil {
 				return err
@@ -165,7 +170,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 func newLoadCmd(e *env) *cobra.Command {
 	var o struct {
 		sessionID, format, systemPrompt, agentName, prompt string
-		noCompress, extras                                 bool
+		noCompress, extras, strict                         bool
 	}
 	cmd := &cobra.Command{
 		Use:   "load --session-id ID",
@@ -198,25 +203,34 @@ audit file (--agent-name and --prompt name the call).`,
 				}
 				return enc.Close()
 			}
-			co := convert.Options{SystemPrompt: o.systemPrompt}
-			if !e.cfg.AuditEnabled { // streamed too, a tool run at a time
+			var left convert.Unmappeds
+			co := convert.Options{SystemPrompt: o.systemPrompt, Strict: o.strict, OnUnmapped: left.Add}
+			defer e.warnUnmapped(&left)
+			if !e.cfg.AuditEnabled && !o.strict { // streamed too, a tool run at a time
 				_, err := convert.WriteStream(e.stdout, co, func(fn func(models.HistoryMessage) error) error {
 					return s.LoadEach(e.ctx, o.sessionID, lo, fn)
 				})
 				return err
 			}
-			// The audit dump records the whole history, so it is collected.
+			// The audit dump records the whole history, and --strict prints
+			// nothing unless all of it converts, so both collect it.
 			hist, err := s.Load(e.ctx, o.sessionID, lo)
 			if err != nil {
 				return err
 			}
-			msgs := convert.Convert(hist, co)
-			audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
+			msgs, err := convert.Collect(hist, co)
+			if err != nil {
+				return err
+			}
+			if e.cfg.AuditEnabled {
+				audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
+			}
 			_, err = e.stdout.Write(convert.Marshal(msgs))
 			return err
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&o.strict, "strict", false, "with --format pydantic-ai: exit 2 when a message cannot be converted (a role the peer wrote that pydantic-ai has no form for) instead of leaving it out with a warning")
 	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
 	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the peer's keys only)")
@@ -279,6 +293,7 @@ Exit 1 when nothing is found, 2 for a malformed key.`,
 
 func newConvertCmd(e *env) *cobra.Command {
 	var systemPrompt string
+	var strict bool
 	return withFlags(&cobra.Command{
 		Use:   "convert",
 		Short: "Convert a JSON history read on stdin to pydantic-ai's message JSON",
@@ -292,7 +307,9 @@ pydantic_ai.messages.ModelMessagesTypeAdapter.validate_json accepts (1.42 and
 			if err != nil {
 				return err
 			}
-			out, err := convert.JSON(hist, convert.Options{SystemPrompt: systemPrompt})
+			var left convert.Unmappeds
+			defer e.warnUnmapped(&left)
+			out, err := convert.JSON(hist, convert.Options{SystemPrompt: systemPrompt, Strict: strict, OnUnmapped: left.Add})
 			if err != nil {
 				return err
 			}
@@ -301,7 +318,16 @@ pydantic_ai.messages.ModelMessagesTypeAdapter.validate_json accepts (1.42 and
 		},
 	}, func(c *cobra.Command) {
 		c.Flags().StringVar(&systemPrompt, "system-prompt", "", "system prompt placed first")
+		c.Flags().BoolVar(&strict, "strict", false, "exit 2 when a message cannot be converted (a role with no pydantic-ai form) instead of leaving it out with a warning")
 	})
+}
+
+// warnUnmapped says on stderr what a conversion left out (SPEC §1: never in
+// silence).
+func (e *env) warnUnmapped(u *convert.Unmappeds) {
+	if u.N > 0 {
+		fmt.Fprintf(e.stderr, "remstore: warning: %s (--strict makes this an error)\n", u)
+	}
 }
 
 func withFlags(c *cobra.Command, f func(*cobra.Command)) *cobra.Command { f(c); return c }

@@ -68,7 +68,7 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 
 func newImportCmd(e *env) *cobra.Command {
 	var batch int
-	var allTenants, atomic bool
+	var allTenants, atomic, anyRole bool
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Load a JSON Lines export; safe to run again after an interruption",
@@ -82,7 +82,9 @@ lengths, timestamps in years 1 to 9999, lone surrogates, repeated keys, an id
 twice in a batch); a bad one stops the import with its line number (exit 2).
 Rows must belong to the --user-id tenant, and messages must go into that
 tenant's sessions, unless --all-tenants (an operator restoring every tenant's
-export). Without --atomic the batches before a bad line stay committed (the
+export). A message role outside user, assistant, tool, system, function,
+model is refused, as every write of remstore refuses it; --any-role restores
+such rows (the peer writes any role) as they were. Without --atomic the batches before a bad line stay committed (the
 error says up to which line; fix the file and run the same command again);
 with --atomic the whole file is one transaction and a bad line writes nothing.`,
 		Example: "  remstore import backup.jsonl --all-tenants --db postgres://localhost/app\n" +
@@ -107,7 +109,7 @@ with --atomic the whole file is one transaction and a bad line writes nothing.`,
 				return err
 			}
 			defer db.Close()
-			o := transfer.ImportOptions{BatchSize: batch, Tenant: e.cfg.UserID, AllTenants: allTenants, Atomic: atomic}
+			o := transfer.ImportOptions{BatchSize: batch, Tenant: e.cfg.UserID, AllTenants: allTenants, Atomic: atomic, AnyRole: anyRole}
 			if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				bar := progressbar.DefaultBytes(size, "importing")
 				o.Progress = func(n int64) { _ = bar.Set64(n) }
@@ -132,6 +134,7 @@ with --atomic the whole file is one transaction and a bad line writes nothing.`,
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", 1000, "records per transaction")
 	cmd.Flags().BoolVar(&allTenants, "all-tenants", false, "import every tenant's rows, not only --user-id's")
+	cmd.Flags().BoolVar(&anyRole, "any-role", false, "restore message rows whatever their role (the peer writes any); without it a role outside user, assistant, tool, system, function, model is refused")
 	cmd.Flags().BoolVar(&atomic, "atomic", false, "one transaction for the whole file: a bad line imports nothing")
 	return cmd
 }

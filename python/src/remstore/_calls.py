@@ -6,6 +6,7 @@ import json
 import os
 import random
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -235,16 +236,26 @@ def load(session: str, compress: bool, extras: bool, since: datetime | str | Non
                 params=_params(compress=_bool(compress), extras=_bool(extras), since=_time(since)))
 
 
+class UnmappedWarning(UserWarning):
+    """A pydantic-ai load left out stored messages whose role has no pydantic-ai form
+    (rows the peer wrote with a role of their own); strict=True makes it an error."""
+
+
 def _model_messages(resp: httpx.Response) -> list[ModelMessage]:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
+    n = resp.headers.get("X-Remstore-Unmapped")
+    if n:
+        warnings.warn(f"{n} stored message(s) left out of the pydantic-ai history: their roles have no "
+                      "pydantic-ai form (strict=True makes this an error)", UnmappedWarning, stacklevel=4)
     return ModelMessagesTypeAdapter.validate_json(resp.content)
 
 
 def load_pydantic_ai(session: str, system_prompt: str | None, compress: bool, since: datetime | str | None,
-                     agent_name: str | None, prompt: str | None) -> Call[list[ModelMessage]]:
+                     agent_name: str | None, prompt: str | None, strict: bool = False) -> Call[list[ModelMessage]]:
     return Call("GET", f"/v1/sessions/{_seg(session)}/messages", _model_messages,
                 params=_params(format="pydantic-ai", system_prompt=system_prompt, compress=_bool(compress),
-                               since=_time(since), agent_name=agent_name, prompt=prompt))
+                               since=_time(since), agent_name=agent_name, prompt=prompt,
+                               strict=_bool(strict) if strict else None))
 
 
 def lookup(key: str) -> Call[str]:

@@ -83,9 +83,10 @@ class Client:
 
     def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
                          since: datetime | str | None = None, agent_name: str | None = None,
-                         prompt: str | None = None) -> list[ModelMessage]:
-        """The history as pydantic-ai messages, ready for message_history=."""
-        return self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt))
+                         prompt: str | None = None, strict: bool = False) -> list[ModelMessage]:
+        """The history as pydantic-ai messages, ready for message_history=. A stored row whose role
+        has no pydantic-ai form is left out with an UnmappedWarning; strict=True raises instead."""
+        return self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt, strict))
 
     def lookup(self, key: str) -> str:
         """REM LOOKUP: the full text behind a key (bare, or 'REM LOOKUP <key>')."""
@@ -185,8 +186,9 @@ class AsyncClient:
 
     async def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
                                since: datetime | str | None = None, agent_name: str | None = None,
-                               prompt: str | None = None) -> list[ModelMessage]:
-        return await self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt))
+                               prompt: str | None = None, strict: bool = False) -> list[ModelMessage]:
+        return await self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt,
+                                                   strict))
 
     async def lookup(self, key: str) -> str:
         return await self._send(c.lookup(key))
