@@ -51,7 +51,8 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 		// parameters out of the URL; pgx's alone would send them to the server.
 		pcfg, err := pgxpool.ParseConfig(dbURL)
 		if err != nil {
-			return nil, fmt.Errorf("%w: invalid PostgreSQL URL %s", ErrUnavailable, settings.MaskURL(dbURL))
+			// pgx's message may quote the string, password and all.
+			return nil, fmt.Errorf("%w: invalid PostgreSQL connection string %s", ErrUnavailable, settings.MaskURL(dbURL))
 		}
 		cfg := pcfg.ConnConfig
 		// bun inlines every value into the SQL text, so the texts never
@@ -69,7 +70,7 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 		}
 		pool, err = pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
+			return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), connectError(err))
 		}
 		db = bun.NewDB(poolDB(pool), pgdialect.New())
 	} else {
@@ -97,7 +98,7 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), oneLine(err.Error()))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), connectError(err))
 	}
 	out := &DB{DB: db, Pool: pool}
 	if pool != nil {
@@ -116,15 +117,85 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 // newline, and the first line alone ends at a colon.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// connectError is a failed connection's error as users read it: pgx lists
+// one reason per attempt (sslmode=prefer tries TLS, then plain), so each
+// distinct reason is said once, a TLS refusal only when no plain attempt
+// says more, hostname resolving's own echo dropped; then what to check.
+func connectError(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	head := strings.TrimSuffix(strings.TrimSpace(lines[0]), ":")
+	var reasons []string
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		reasons = append(reasons, l)
+	}
+	if len(reasons) > 1 {
+		kept := reasons[:0]
+		for _, r := range reasons {
+			if strings.Contains(r, "server refused TLS") || strings.Contains(r, "tls error") {
+				continue
+			}
+			kept = append(kept, r)
+		}
+		if len(kept) > 0 {
+			reasons = kept
+		}
+	}
+	// "hostname resolving error: lookup X: no such host" is followed by the
+	// bare "lookup X: no such host": keep the first.
+	if len(reasons) == 2 && strings.HasSuffix(reasons[0], reasons[1]) {
+		reasons = reasons[:1]
+	}
+	msg := head
+	if len(reasons) > 0 {
+		msg += ": " + strings.Join(reasons, "; ")
+	}
+	msg = oneLine(msg)
+	if h := connectHint(msg); h != "" {
+		msg += " (" + h + ")"
+	}
+	return msg
+}
+
+// connectHint is what to check for a connection error, by what it says.
+func connectHint(msg string) string {
+	for _, h := range []struct{ says, hint string }{
+		{"no such host", "check the host name in the connection string"},
+		{"connection refused", "is PostgreSQL running and listening there? pg_isready -h HOST -p PORT tells"},
+		{"connect: no such file or directory", "no server socket in that directory: is PostgreSQL running, and is host= its socket directory?"},
+		{"password authentication failed", "check the user name and the password"},
+		{"no pg_hba.conf entry", "the server does not let this client in: add a line to its pg_hba.conf"},
+		{"does not exist", "check dbname (createdb NAME makes a database) or the user name"},
+		{"server refused TLS", "the server does not speak TLS: use sslmode=disable or sslmode=prefer"},
+		{"certificate", "the server's TLS certificate was not accepted: check sslrootcert, or sslmode"},
+		{"timeout", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
+		{"too many clients", "the server is at max_connections: lower pool_max_conns or put a pooler in front"},
+	} {
+		if strings.Contains(msg, h.says) {
+			return h.hint
+		}
+	}
+	return ""
+}
+
 // sqlitePath checks (and with CreateDir prepares) the place of a SQLite file.
 func sqlitePath(path string, o Options) error {
+	dir := filepath.Dir(path)
 	if o.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
+			if st, err := os.Stat(dir); !o.CreateDir && (err != nil || !st.IsDir()) {
+				// A typed path into no folder is a typo, not a database to migrate.
+				return fmt.Errorf("%w: directory %s of SQLite file %s does not exist", ErrUnavailable, dir, path)
+			}
 			return fmt.Errorf("%w (SQLite file %s does not exist)", ErrNotMigrated, path)
 		}
 		return nil
 	}
-	dir := filepath.Dir(path)
 	if o.CreateDir {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("%w: create directory for %s: %v", ErrUnavailable, path, err)

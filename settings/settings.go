@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -214,10 +215,24 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// IsPostgres reports whether a database URL names PostgreSQL.
+// IsPostgres reports whether a database URL names PostgreSQL: a
+// postgres:// (or postgresql://) URL, or a keyword/value connection string
+// (`host=db.internal dbname=app user=app password=...`) as libpq and pgx
+// take it.
 func IsPostgres(dbURL string) bool {
-	return strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://")
+	return strings.HasPrefix(dbURL, "postgres://") || strings.HasPrefix(dbURL, "postgresql://") || IsKeywordDSN(dbURL)
 }
+
+// keywordDSN matches the start of a keyword/value connection string: one of
+// libpq's keywords and "=". A SQLite path does not start so.
+var keywordDSN = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|sslmode|sslrootcert|sslcert|sslkey|sslpassword|service|application_name|connect_timeout|options|target_session_attrs|pool_[a-z_]+)\s*=`)
+
+// IsKeywordDSN reports whether s is a keyword/value connection string.
+func IsKeywordDSN(s string) bool { return keywordDSN.MatchString(s) }
+
+// dsnPassword matches a password in a keyword/value string: a bare value or
+// a single-quoted one with backslash escapes (libpq's rules).
+var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)`)
 
 // ValidateDatabaseURL checks the shape of a database URL or SQLite path.
 func ValidateDatabaseURL(dbURL string) error {
@@ -226,6 +241,9 @@ func ValidateDatabaseURL(dbURL string) error {
 	}
 	if strings.ContainsRune(dbURL, 0) {
 		return errors.New("database URL contains a NUL byte")
+	}
+	if IsKeywordDSN(dbURL) {
+		return nil // pgx parses it when the database is opened; its errors are masked there
 	}
 	if IsPostgres(dbURL) {
 		u, err := url.Parse(dbURL)
@@ -243,8 +261,12 @@ func ValidateDatabaseURL(dbURL string) error {
 	return nil
 }
 
-// MaskURL hides the password of a database URL, for logs and `remstore env`.
+// MaskURL hides the password of a database URL or keyword/value string,
+// for logs, errors and `remstore env`.
 func MaskURL(dbURL string) string {
+	if IsKeywordDSN(dbURL) {
+		return dsnPassword.ReplaceAllString(dbURL, "${1}xxxxx")
+	}
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		// Unparseable: hide everything between "://" and "@".

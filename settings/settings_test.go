@@ -102,9 +102,29 @@ func TestMaskURL(t *testing.T) {
 		"postgres://u@h/db":                   "postgres://u@h/db",
 		"/var/lib/remstore.db":                "/var/lib/remstore.db",
 		"postgres://u:sec ret@h/db%zz":        "postgres://***@h/db%zz",
+		// keyword/value strings, libpq's quoting
+		"host=h password=secret dbname=db":         "host=h password=xxxxx dbname=db",
+		"host=h password = 'with space' dbname=db": "host=h password = xxxxx dbname=db",
+		`host=h password='it\'s' user=u`:           "host=h password=xxxxx user=u",
+		"dbname=db password=":                      "dbname=db password=xxxxx",
+		"host=h user=u":                            "host=h user=u",
+		"password=secret host=h password=again":    "password=xxxxx host=h password=xxxxx",
 	} {
 		if got := MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsPostgres(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		"postgres://h/db": true, "postgresql://h/db": true,
+		"host=/tmp dbname=x": true, " dbname=x": true, "user=u password=p host=h": true,
+		"/var/lib/remstore.db": false, "remstore.db": false, "host.db": false, "my=file.db": false, ":memory:": false,
+	} {
+		if got := IsPostgres(in); got != want {
+			t.Errorf("IsPostgres(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
