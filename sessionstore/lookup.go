@@ -20,9 +20,9 @@ import (
 // only ever returns an assistant message (role assistant or empty): where
 // neither finds one, ErrNotFound.
 func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
-	k, err := compressor.ParseKey(key)
+	k, err := ParseLookupKey(key)
 	if err != nil {
-		return "", &models.FieldError{Index: -1, Field: "key", Reason: err.Error()}
+		return "", err
 	}
 	if !s.enabled {
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
@@ -34,6 +34,17 @@ func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 		return err
 	})
 	return content, err
+}
+
+// ParseLookupKey is the check Lookup makes of a key before any query, for
+// callers that check input before they open the database: a FieldError
+// naming "key".
+func ParseLookupKey(key string) (compressor.Key, error) {
+	k, err := compressor.ParseKey(key)
+	if err != nil {
+		return k, &models.FieldError{Index: -1, Field: "key", Reason: err.Error()}
+	}
+	return k, nil
 }
 
 // lookupQueries are the probes of a lookup, by dialect (true: PostgreSQL):

@@ -64,7 +64,7 @@ file's content as JSON.`,
 			return nil
 		},
 	}
-	show.Flags().StringVar(&dir, "dir", "", "audit directory (default DEBUG_AUDIT_DIR, else the temp dir)")
+	show.Flags().StringVar(&dir, "dir", "", "audit directory (default DEBUG_AUDIT_DIR, else $XDG_STATE_HOME/remstore/audit or ~/.local/state/remstore/audit)")
 	cmd.AddCommand(show)
 	return cmd
 }

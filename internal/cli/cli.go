@@ -79,16 +79,56 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: o.Getenv}
 	root := newRoot(e, o)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
 	code := classify(err)
-	fmt.Fprintf(stderr, "remstore: %s\n", oneLine(err.Error()))
+	msg := inFlagWords(cmd, err)
+	if cmd != nil && (strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ")) {
+		// cobra's count of arguments, with what the command takes.
+		msg = fmt.Sprintf("%s: %s; usage: %s", cmd.CommandPath(), msg, cmd.UseLine())
+	}
+	if code == ExitNotFound {
+		msg = e.notFoundWords(cmd, msg)
+	}
+	fmt.Fprintf(stderr, "remstore: %s\n", oneLine(msg))
 	return code
+}
+
+// notFoundWords names what was typed and whose it was looked up as: the
+// library knows a session by its UUID, the user typed "chat-1", and the
+// usual cause is a forgotten --user-id.
+func (e *env) notFoundWords(cmd *cobra.Command, msg string) string {
+	typed := ""
+	if f := cmd.Flags().Lookup("session-id"); f != nil && f.Changed {
+		typed = f.Value.String()
+	} else if args := cmd.Flags().Args(); len(args) > 0 && strings.Contains(cmd.Use, "SESSION") {
+		typed = args[0]
+	}
+	if typed != "" && !strings.Contains(msg, strconv.Quote(typed)) {
+		if sid, err := sessionstore.SessionUUID(e.cfg.UserID, typed); err == nil && sid.String() != typed {
+			msg = strings.Replace(msg, "session "+sid.String(), fmt.Sprintf("session %q (%s)", typed, sid), 1)
+			if !strings.Contains(msg, strconv.Quote(typed)) {
+				msg += fmt.Sprintf(" (session %q is %s)", typed, sid)
+			}
+		}
+	}
+	return fmt.Sprintf("%s for user %q (what another --user-id stored is not visible to this one)", msg, e.cfg.UserID)
+}
+
+// inFlagWords names the flag typed where the library named its field:
+// "--keep-last: must be >= 0", not `field "keep_last": must be >= 0`.
+func inFlagWords(cmd *cobra.Command, err error) string {
+	fe, ok := models.AsFieldError(err)
+	if !ok || fe.Index >= 0 || fe.Field == "" || cmd == nil {
+		return err.Error()
+	}
+	name := strings.ReplaceAll(fe.Field, "_", "-")
+	if cmd.Flags().Lookup(name) == nil {
+		return err.Error()
+	}
+	return "--" + name + ": " + fe.Reason
 }
 
 // classify is the exit code of an error: its class (sessionstore.Classify,
@@ -132,7 +172,7 @@ key, and converts the history to pydantic-ai's message format.
 
 Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 (or the peer's POSTGRES__CONNECTION_STRING) to a postgres:// URL for PostgreSQL.`,
-		Example:       "  remstore demo\n  remstore load --session-id chat-1 --format pydantic-ai",
+		Example:       "  remstore demo\n  remstore load --session-id chat-1 --user-id alice --format pydantic-ai",
 		Version:       Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -140,9 +180,9 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 			return e.loadSettings(cmd, o)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
-	pf.StringVar(&e.db, "db", "", "database: postgres:// URL or SQLite file path (env REMSTORE_DB)")
+	pf.StringVar(&e.db, "db", "", "database: postgres:// URL, keyword DSN ('host=... dbname=...') or SQLite file path (env REMSTORE_DB)")
 	pf.StringVar(&e.userID, "user-id", "", "user id the store is bound to, written as tenant_id (env REMSTORE_USER_ID, default anonymous)")
 	pf.IntVar(&e.truncateLength, "truncate-length", 0, "T: assistant messages longer than 2T code points are cut (env REMSTORE_TRUNCATE_LENGTH, default 200)")
 	pf.StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (env REMSTORE_LOG_LEVEL; default warn, info for serve)")
@@ -167,7 +207,88 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newMCPCmd(e),
 		newBenchCmd(e),
 	)
+	root.DisableSuggestions = true // unknownCommand suggests, in one line
+	// The completion command takes its output stream when made: set first.
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.InitDefaultCompletionCmd()
+	groupsRefuseTypos(root)
 	return root
+}
+
+// groupsRefuseTypos makes every command that only groups others (the root,
+// sessions, audit, citus) print its help when called bare, and refuse an
+// unknown word with exit 2 and one suggestion, where cobra would print the
+// help and exit 0 on "sessions lst".
+func groupsRefuseTypos(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		groupsRefuseTypos(sub)
+	}
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// flagError says what was wrong with a flag in the words of the flag:
+// `--truncate-length: "abc" is not an integer`, not strconv's message, and
+// the nearest flag for one that does not exist.
+func flagError(cmd *cobra.Command, err error) error {
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		f := bad.GetFlag()
+		want := map[string]string{
+			"int": "an integer", "int64": "an integer", "int32": "an integer", "uint": "a whole number ≥ 0",
+			"uint64": "a whole number ≥ 0", "float64": "a number", "bool": "true or false",
+			"duration": "a duration such as 30s, 5m or 1h",
+		}[f.Value.Type()]
+		if want == "" {
+			return usageErr("--%s: %q: %v", f.Name, bad.GetValue(), errors.Unwrap(err))
+		}
+		return usageErr("--%s: %q is not %s", f.Name, bad.GetValue(), want)
+	}
+	var missing *pflag.NotExistError
+	if errors.As(err, &missing) && strings.HasPrefix(err.Error(), "unknown flag") {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		hint := ""
+		if near := models.Nearest(missing.GetSpecifiedName(), names); near != "" {
+			hint = fmt.Sprintf("; did you mean --%s?", near)
+		}
+		return usageErr("unknown flag --%s for %q%s", missing.GetSpecifiedName(), cmd.CommandPath(), hint)
+	}
+	return usageErr("%v", err)
+}
+
+// unknownCommand is the usage error for a word that names no subcommand of
+// cmd, with the nearest name (or alias) when one is near.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+			names = append(names, s.Aliases...)
+		}
+	}
+	hint := models.DidYouMean(word, names)
+	if hint == "" {
+		// cobra's prefix match: "sess" for sessions.
+		if s := cmd.SuggestionsFor(word); len(s) > 0 {
+			hint = fmt.Sprintf("; did you mean %q?", s[0])
+		}
+	}
+	if hint == "" {
+		hint = fmt.Sprintf("; %q lists the commands", cmd.CommandPath()+" --help")
+	}
+	return usageErr("unknown command %q for %q%s", word, cmd.CommandPath(), hint)
 }
 
 func (e *env) loadSettings(cmd *cobra.Command, o Options) error {

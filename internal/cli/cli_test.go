@@ -383,9 +383,13 @@ func TestNewcomerItems(t *testing.T) {
 	if r := run(t, env, string(hist), "store", "--session-id", "chat-1"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	// 7: --all-tenants alone names what is missing.
-	if r := run(t, env, "", "export", "--all-tenants"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--all") || !strings.Contains(r.stderr, "--session-id") {
+	// 7: --all-tenants alone is every session of every tenant; neither
+	// flag names what is missing.
+	if r := run(t, env, "", "export", "--all-tenants"); r.code != 0 || !strings.Contains(r.stdout, `"name":"chat-1"`) || !strings.Contains(r.stdout, `"tenant_id":"alice"`) {
 		t.Errorf("export --all-tenants: %d %q", r.code, r.stderr)
+	}
+	if r := run(t, env, "", "export"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--all") || !strings.Contains(r.stderr, "--session-id") {
+		t.Errorf("export: %d %q", r.code, r.stderr)
 	}
 	// 8: compress prints the keys the store gave, and they resolve.
 	comp := run(t, env, string(hist), "compress", "--session-id", "chat-1")
@@ -408,7 +412,7 @@ func TestNewcomerItems(t *testing.T) {
 	if r := run(t, env, "", "sessions", "compact", "chat-1", "--keep-last", "50"); r.code != 0 || !strings.Contains(r.stdout, "nothing to compact") {
 		t.Errorf("no-op compact: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if r := run(t, env, "", "sessions", "fork", "chat-1", "--up-to", "40"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "up_to") {
+	if r := run(t, env, "", "sessions", "fork", "chat-1", "--up-to", "40"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--up-to: ") || strings.Contains(r.stderr, "up_to") {
 		t.Errorf("fork --up-to 40 of 6: %d %q", r.code, r.stderr)
 	}
 	// 12: migrate status is a table whose columns line up.
@@ -621,5 +625,90 @@ func TestRefusalsAndUnmappedWarnings(t *testing.T) {
 				t.Fatalf("load dicts: %d %q %q", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// Issue 29, the CLI's words: each case failed before (typos in grouped
+// commands exited 0 with help, cobra's suggestion came out as
+// "; ; Did you mean this?; \tload; ", fields were named as the library
+// names them, strconv spoke, a bad port was "storage unavailable", a bad key
+// on a machine with no database exit 3). None of them may touch a database:
+// REMSTORE_DB points into a folder that does not exist.
+func TestCLIWords(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "missing", "x.db")}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // the whole stderr
+	}{
+		{[]string{"sessions", "lst"}, 2, `remstore: unknown command "lst" for "remstore sessions"; did you mean "list"?`},
+		{[]string{"audit", "shw"}, 2, `remstore: unknown command "shw" for "remstore audit"; did you mean "show"?`},
+		{[]string{"citus", "stat"}, 2, `remstore: unknown command "stat" for "remstore citus"; did you mean "status"?`},
+		{[]string{"lod"}, 2, `remstore: unknown command "lod" for "remstore"; did you mean "load"?`},
+		{[]string{"sess"}, 2, `remstore: unknown command "sess" for "remstore"; did you mean "sessions"?`},
+		{[]string{"xyzzy"}, 2, `remstore: unknown command "xyzzy" for "remstore"; "remstore --help" lists the commands`},
+		{[]string{"completion", "bsh"}, 2, `remstore: unknown command "bsh" for "remstore completion"; did you mean "bash"?`},
+		{[]string{"load", "--sesion-id", "x"}, 2, `remstore: unknown flag --sesion-id for "remstore load"; did you mean --session-id?`},
+		{[]string{"load", "--session-id", "x", "--truncate-length", "abc"}, 2, `remstore: --truncate-length: "abc" is not an integer`},
+		{[]string{"load", "--session-id", "x", "--json=maybe"}, 2, `remstore: --json: "maybe" is not true or false`},
+		{[]string{"sessions", "expire", "--idle", "5"}, 2, `remstore: --idle: "5" is not a duration such as 30s, 5m or 1h`},
+		{[]string{"sessions", "status", "x"}, 2, `remstore: remstore sessions status: accepts 2 arg(s), received 1; usage: remstore sessions status SESSION active|completed|cancelled|error [flags]`},
+		{[]string{"serve", "--addr", "127.0.0.1:99999", "--insecure-no-auth"}, 2, `remstore: --addr "127.0.0.1:99999": port "99999" is not a number from 0 to 65535`},
+		{[]string{"lookup", "REM LOOKUP nonsense"}, 2, `remstore: field "key": bad REM LOOKUP key: must start with "session-"`},
+	} {
+		r := run(t, env, "", c.args...)
+		if r.code != c.code || strings.TrimSpace(r.stderr) != c.want || r.stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %d bytes; want exit %d, %q", c.args, r.code, r.stderr, len(r.stdout), c.code, c.want)
+		}
+	}
+	// A group called bare still prints its help, exit 0.
+	for _, g := range []string{"sessions", "audit", "citus"} {
+		if r := run(t, env, "", g); r.code != 0 || !strings.Contains(r.stdout, "Available Commands:") {
+			t.Errorf("%s alone: %d %q", g, r.code, r.stderr)
+		}
+	}
+}
+
+// Issue 29: a library field is named as the flag typed; a load that finds
+// nothing says why on stderr while stdout stays []; not found names the
+// session as typed and the user it was looked up as.
+func TestCLIWordsWithADatabase(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "w.db"), "REMSTORE_USER_ID": "alice"}
+	if r := run(t, env, `[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]`, "store", "--session-id", "chat-1"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "empty"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := run(t, env, "", "sessions", "clear", "empty"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+		want string
+	}{
+		{[]string{"sessions", "compact", "chat-1", "--keep-last", "-1"}, 2, "", `remstore: --keep-last: must be >= 0`},
+		{[]string{"sessions", "fork", "chat-1", "--up-to", "-1"}, 2, "", `remstore: --up-to: must be >= 0`},
+		{[]string{"sessions", "fork", "chat-1", "--new-session-id", "chat-1"}, 2, "", `remstore: --new-session-id: session chat-1 already exists`},
+		{[]string{"load", "--session-id", "chat-1", "--user-id", "bob"}, 0, "[]", `remstore: note: no session "chat-1" for user "bob"; the output is empty (check --session-id and --user-id)`},
+		{[]string{"load", "--session-id", "chat-2", "--format", "pydantic-ai"}, 0, "[]", `remstore: note: no session "chat-2" for user "alice"; the output is empty (check --session-id and --user-id)`},
+		{[]string{"load", "--session-id", "empty"}, 0, "[]", `remstore: note: session "empty" of user "alice" has no messages`},
+		{[]string{"sessions", "get", "chat-1", "--user-id", "bob"}, 1, "", `session "chat-1" (`},
+		{[]string{"sessions", "get", "chat-1", "--user-id", "bob"}, 1, "", `not found for user "bob"`},
+		{[]string{"lookup", "--session-id", "chat-1", "--index", "1", "--user-id", "bob"}, 1, "", `(session "chat-1" is `},
+	} {
+		r := run(t, env, "", c.args...)
+		got := strings.TrimSpace(r.stderr)
+		if r.code != c.code || strings.TrimSpace(r.stdout) != c.out || !strings.Contains(got, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d, %q", c.args, r.code, got, r.stdout, c.code, c.want)
+		}
+	}
+	// Store needs no note: a load of the session that has messages is quiet.
+	if r := run(t, env, "", "load", "--session-id", "chat-1"); r.code != 0 || r.stderr != "" {
+		t.Errorf("load chat-1: %d %q", r.code, r.stderr)
 	}
 }

@@ -50,9 +50,13 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, _, err := net.SplitHostPort(o.addr)
+			host, port, err := net.SplitHostPort(o.addr)
 			if err != nil {
 				return usageErr("--addr: %v", err)
+			}
+			if _, err := net.LookupPort("tcp", port); err != nil {
+				// Checked before the database: a typo is a usage error.
+				return usageErr("--addr %q: port %q is not a number from 0 to 65535", o.addr, port)
 			}
 			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)

@@ -41,7 +41,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the tenant's sessions, newest first (never loads messages)",
-		Example: "  remstore sessions list --status active,error --limit 50\n  remstore sessions list --cursor <next_cursor> --json",
+		Example: "  remstore sessions list --user-id alice --status active,error --limit 50\n  remstore sessions list --cursor <next_cursor> --json",
 		Args:    cobra.NoArgs,
 		RunE: withStore(readOnly, func(s *sessionstore.Store, _ []string) error {
 			if statuses != "" {
@@ -80,7 +80,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 	get := &cobra.Command{
 		Use:     "get SESSION",
 		Short:   "Print a session and its messages as JSON",
-		Example: "  remstore sessions get chat-1 --no-compress",
+		Example: "  remstore sessions get chat-1 --user-id alice --no-compress",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(readOnly, func(s *sessionstore.Store, args []string) error {
 			in, h, err := s.GetSession(e.ctx, args[0], sessionstore.LoadOptions{NoCompress: noCompress})
@@ -101,7 +101,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 		Short: "Move a session along its lifecycle (cancel and error record --reason as a system message)",
 		Long: `Allowed: active -> completed | cancelled | error, and completed -> active.
 A session that is not active rejects new messages.`,
-		Example: "  remstore sessions status chat-1 cancelled --reason 'user pressed stop'",
+		Example: "  remstore sessions status chat-1 cancelled --user-id alice --reason 'user pressed stop'",
 		Args:    cobra.ExactArgs(2),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			in, err := s.SetStatus(e.ctx, args[0], args[1], reason)
@@ -118,7 +118,7 @@ A session that is not active rejects new messages.`,
 	update := &cobra.Command{
 		Use:     "update SESSION",
 		Short:   "Rename, assign an agent, or change settings (--set key=JSON-or-text, --set key= to remove)",
-		Example: "  remstore sessions update chat-1 --agent planner --set model=gpt-4o --set thinking_level=high --set temperature=0.2",
+		Example: "  remstore sessions update chat-1 --user-id alice --agent planner --set model=gpt-4o --set thinking_level=high --set temperature=0.2",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			var u sessionstore.SessionUpdate
@@ -164,7 +164,7 @@ A session that is not active rejects new messages.`,
 	del := &cobra.Command{
 		Use:     "delete SESSION",
 		Short:   "Soft-delete a session (like the peer), or --purge every row of it",
-		Example: "  remstore sessions delete chat-1\n  remstore sessions delete chat-1 --purge",
+		Example: "  remstore sessions delete chat-1 --user-id alice\n  remstore sessions delete chat-1 --user-id alice --purge",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			return s.DeleteSession(e.ctx, args[0], purge)
@@ -211,7 +211,7 @@ stored REM LOOKUP keys keep naming their messages.`,
 	expire := &cobra.Command{
 		Use:     "expire --idle 30m",
 		Short:   "Complete (or --purge) active sessions idle longer than --idle",
-		Example: "  remstore sessions expire --idle 30m --dry-run\n  remstore sessions expire --idle 24h --purge",
+		Example: "  remstore sessions expire --user-id alice --idle 30m --dry-run\n  remstore sessions expire --idle 24h --purge",
 		Args:    cobra.NoArgs,
 		RunE: withStore(writes, func(s *sessionstore.Store, _ []string) error {
 			got, err := s.Expire(e.ctx, eo)
@@ -238,7 +238,7 @@ stored REM LOOKUP keys keep naming their messages.`,
 	fork := &cobra.Command{
 		Use:     "fork SESSION",
 		Short:   "Copy a session (up to message n) into a new session with fresh keys",
-		Example: "  remstore sessions fork chat-1 --up-to 6 --new-session-id chat-1-branch",
+		Example: "  remstore sessions fork chat-1 --user-id alice --up-to 6 --new-session-id chat-1-branch",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			in, err := s.Fork(e.ctx, args[0], fo)
@@ -261,7 +261,7 @@ and appends it. Loads then return the summary and what follows it; every
 earlier message stays in the table and recoverable by its REM LOOKUP key. A
 tool call is never separated from its results. With nothing to compact it says
 so and exits 0.`,
-		Example: "  remstore sessions compact chat-1 --keep-last 6",
+		Example: "  remstore sessions compact chat-1 --user-id alice --keep-last 6",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {
 			m, err := s.Compact(e.ctx, args[0], sessionstore.DeterministicSummary, co)
@@ -282,7 +282,7 @@ so and exits 0.`,
 	usage := &cobra.Command{
 		Use:     "usage SESSION",
 		Short:   "Sum the token usage stored with the session's messages",
-		Example: "  remstore sessions usage chat-1",
+		Example: "  remstore sessions usage chat-1 --user-id alice",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(readOnly, func(s *sessionstore.Store, args []string) error {
 			u, err := s.SessionUsage(e.ctx, args[0])

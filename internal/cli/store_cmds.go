@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -38,9 +39,13 @@ func (e *env) openDB(write bool) (*repository.DB, error) {
 		return nil, fmt.Errorf("%s: %w", e.cfg.Origin(settings.KeyDB), err)
 	}
 	if write {
-		err = migrations.Up(e.ctx, db)
+		var applied []string
+		applied, err = migrations.Apply(e.ctx, db)
 		if err != nil {
 			err = fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
+		} else if len(applied) > 0 {
+			// Said at info level: serve logs it, a one-shot command stays quiet.
+			e.log.Info("migrated the database", "db", settings.MaskURL(e.cfg.DatabaseURL), "applied", len(applied), "last", applied[len(applied)-1])
 		}
 	} else {
 		err = migrations.Check(e.ctx, db)
@@ -184,7 +189,7 @@ from the tool messages (SPEC §5); then, when
 DEBUG_AUDIT_SESSION is set, what the agent saw is appended to the session's
 audit file (--agent-name and --prompt name the call).`,
 		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
-			"  remstore load --session-id chat-1 --format pydantic-ai --system-prompt 'You are helpful.'",
+			"  remstore load --session-id chat-1 --user-id alice --format pydantic-ai --system-prompt 'You are helpful.'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.format != "dicts" && o.format != "pydantic-ai" {
@@ -196,9 +201,19 @@ audit file (--agent-name and --prompt name the call).`,
 			}
 			defer db.Close()
 			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras, Sources: o.format == "pydantic-ai"}
+			loaded := 0
+			each := func(fn func(models.HistoryMessage) error) error {
+				return s.LoadEach(e.ctx, o.sessionID, lo, func(m models.HistoryMessage) error { loaded++; return fn(m) })
+			}
+			// The output stays [] for the middleware; the person is told why.
+			defer func() {
+				if loaded == 0 {
+					e.noteEmpty(s, o.sessionID)
+				}
+			}()
 			if o.format == "dicts" { // streamed: memory stays flat however long the session
 				enc := models.NewHistoryEncoder(e.stdout)
-				if err := s.LoadEach(e.ctx, o.sessionID, lo, enc.Encode); err != nil {
+				if err := each(enc.Encode); err != nil {
 					return err
 				}
 				return enc.Close()
@@ -207,9 +222,7 @@ audit file (--agent-name and --prompt name the call).`,
 			co := convert.Options{SystemPrompt: o.systemPrompt, Strict: o.strict, OnUnmapped: left.Add}
 			defer e.warnUnmapped(&left)
 			if !e.cfg.AuditEnabled && !o.strict { // streamed too, a tool run at a time
-				_, err := convert.WriteStream(e.stdout, co, func(fn func(models.HistoryMessage) error) error {
-					return s.LoadEach(e.ctx, o.sessionID, lo, fn)
-				})
+				_, err := convert.WriteStream(e.stdout, co, each)
 				return err
 			}
 			// The audit dump records the whole history, and --strict prints
@@ -218,6 +231,7 @@ audit file (--agent-name and --prompt name the call).`,
 			if err != nil {
 				return err
 			}
+			loaded = len(hist)
 			msgs, err := convert.Collect(hist, co)
 			if err != nil {
 				return err
@@ -242,6 +256,18 @@ audit file (--agent-name and --prompt name the call).`,
 	return cmd
 }
 
+// noteEmpty says on stderr why a load printed no messages: no such session
+// for this user (the usual cause: a forgotten --user-id), or an empty one.
+func (e *env) noteEmpty(s *sessionstore.Store, key string) {
+	_, _, err := s.GetSession(e.ctx, key, sessionstore.LoadOptions{})
+	switch {
+	case errors.Is(err, sessionstore.ErrNotFound):
+		fmt.Fprintf(e.stderr, "remstore: note: no session %q for user %q; the output is empty (check --session-id and --user-id)\n", key, e.cfg.UserID)
+	case err == nil:
+		fmt.Fprintf(e.stderr, "remstore: note: session %q of user %q has no messages\n", key, e.cfg.UserID)
+	}
+}
+
 func newLookupCmd(e *env) *cobra.Command {
 	var sessionID string
 	var index int
@@ -263,6 +289,12 @@ Exit 1 when nothing is found, 2 for a malformed key.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// A malformed key is a usage error whatever the database.
+				if _, err := sessionstore.ParseLookupKey(args[0]); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			s, db, err := e.openStore(readOnly)
 			if err != nil {
 				return err
@@ -300,7 +332,7 @@ func newConvertCmd(e *env) *cobra.Command {
 		Long: `Reads a JSON array of history messages on stdin and prints the JSON array that
 pydantic_ai.messages.ModelMessagesTypeAdapter.validate_json accepts (1.42 and
 2.x), with tool-call parts synthesized from the tool messages. No database.`,
-		Example: `  remstore load --session-id chat-1 | remstore convert --system-prompt 'You are helpful.'`,
+		Example: `  remstore load --session-id chat-1 --user-id alice | remstore convert --system-prompt 'You are helpful.'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hist, err := e.readHistory()

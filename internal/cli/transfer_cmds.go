@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/schollz/progressbar/v3"
@@ -24,11 +25,16 @@ func newExportCmd(e *env) *cobra.Command {
 		Short: "Write sessions and messages as JSON Lines (lossless, PostgreSQL <-> SQLite)",
 		Long: `Writes a "session" record, then one "message" record per message with every
 column (tenant, timestamps, metadata), for one session or all of them. Only the
---user-id tenant's messages are exported unless --all-tenants.`,
+--user-id tenant's messages are exported unless --all-tenants (which alone means
+every session of every tenant). With -o the file appears only once the export
+is whole.`,
 		Example: "  remstore export --all --db postgres://localhost/app > backup.jsonl\n" +
 			"  remstore export --session-id chat-1 --user-id alice -o chat-1.jsonl",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if allTenants && sessionID == "" {
+				all = true // every tenant's sessions are all sessions
+			}
 			if all == (sessionID != "") {
 				return usageErr("give --session-id ID or --all (--all-tenants widens --all to every tenant)")
 			}
@@ -38,13 +44,16 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 			}
 			defer db.Close()
 			w := e.stdout
+			var tmp *os.File
 			if out != "" && out != "-" {
-				f, err := os.Create(out)
+				// Written beside the target and renamed when complete, so a
+				// failed export never leaves a file that looks like a backup.
+				tmp, err = os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.partial")
 				if err != nil {
-					return usageErr("-o: %v", err)
+					return usageErr("--output: %v", err)
 				}
-				defer f.Close()
-				w = f
+				defer func() { _ = tmp.Close(); _ = os.Remove(tmp.Name()) }()
+				w = tmp
 			}
 			o := transfer.ExportOptions{SessionID: sessionID, TenantID: e.cfg.UserID}
 			if allTenants {
@@ -53,6 +62,14 @@ column (tenant, timestamps, metadata), for one session or all of them. Only the
 			n, err := transfer.Export(e.ctx, db, w, o)
 			if err != nil {
 				return err
+			}
+			if tmp != nil {
+				if err := tmp.Close(); err != nil {
+					return fmt.Errorf("--output: %w", err)
+				}
+				if err := os.Rename(tmp.Name(), out); err != nil {
+					return fmt.Errorf("--output: %w", err)
+				}
 			}
 			e.log.Info("exported", "messages", n)
 			return nil

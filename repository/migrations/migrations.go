@@ -236,18 +236,32 @@ func NewMigrator(db *repository.DB) *migrate.Migrator {
 
 // Up applies every pending migration.
 func Up(ctx context.Context, db *repository.DB) error {
+	_, err := Apply(ctx, db)
+	return err
+}
+
+// Apply is Up that says which migrations it applied (none on a database
+// already up to date), so a server can log that it changed the schema.
+func Apply(ctx context.Context, db *repository.DB) ([]string, error) {
 	m := NewMigrator(db)
 	if err := m.Init(ctx); err != nil {
-		return fmt.Errorf("migrate: init: %w", err)
+		return nil, fmt.Errorf("migrate: init: %w", err)
 	}
 	if err := m.Lock(ctx); err != nil {
-		return fmt.Errorf("migrate: lock: %w", err)
+		return nil, fmt.Errorf("migrate: lock: %w", err)
 	}
 	defer func() { _ = m.Unlock(ctx) }()
-	if _, err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	g, err := m.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	return nil
+	var names []string
+	if g != nil {
+		for _, mg := range g.Migrations {
+			names = append(names, mg.Name)
+		}
+	}
+	return names, nil
 }
 
 // Check returns repository.ErrNotMigrated unless db holds the sessions and
