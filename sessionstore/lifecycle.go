@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -207,7 +208,16 @@ func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool
 	}
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := s.getSession(ctx, tx, sid); err != nil {
-			return err
+			// A purge also finishes what a soft delete began: the session
+			// is invisible to every read, but its rows are still there.
+			if !purge || !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			var n int
+			if qerr := tx.NewRaw("SELECT count(*) FROM sessions WHERE id = ? AND tenant_id = ? AND deleted_at IS NOT NULL",
+				sid, s.userID).Scan(ctx, &n); qerr != nil || n == 0 {
+				return errors.Join(err, qerr)
+			}
 		}
 		return s.deleteTx(ctx, tx, sid, purge)
 	})

@@ -261,6 +261,18 @@ func TestSettingsAndDelete(t *testing.T) {
 		if _, err := s.Lookup(ctx, res.Keys[1]); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatal("soft-deleted message still looked up")
 		}
+		// A soft-deleted session can still be purged; then no row is left.
+		if err := s.DeleteSession(ctx, "set", true); err != nil {
+			t.Fatalf("purge after soft delete: %v", err)
+		}
+		if err := s.DeleteSession(ctx, "set", true); !errors.Is(err, repository.ErrNotFound) {
+			t.Fatalf("purge of a purged session: %v", err)
+		}
+		// Positions count soft-deleted rows (SPEC §4): only if none is left
+		// does the next message of "set" start again at position 0.
+		if again := store(t, s, "set", msg("user", "again")); !strings.HasSuffix(again.Keys[0], "-msg-0") {
+			t.Fatalf("purge after soft delete left rows: the next key is %s", again.Keys[0])
+		}
 		store(t, s, "purge", msg("user", "a"))
 		store(t, mk("B"), "purge", msg("user", "b"))
 		if err := s.DeleteSession(ctx, "purge", true); err != nil {
