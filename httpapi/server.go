@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,6 +117,11 @@ type Options struct {
 	// UI serves the read-only viewer (package viewer) under /ui/: a browser
 	// signs in with the same API keys and sees only its user's sessions.
 	UI bool
+	// TrustedProxies are the addresses of proxies that end TLS in front of
+	// the server (ParseTrustedProxies): from them, X-Forwarded-Proto: https
+	// counts as TLS (HSTS, Secure cookies) and X-Forwarded-For names the
+	// client for limits and logs. From anyone else both headers are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP API.
@@ -315,7 +321,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		route, user := "unmatched", ""
 		ctx := context.WithValue(context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), ctxPattern, &route), ctxUserSlot, &user)
-		r = r.WithContext(ctx)
+		r = s.withClient(w, r.WithContext(ctx))
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		code := sw.code
@@ -329,7 +335,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			"status", code, "duration_ms", float64(d.Microseconds())/1000,
 			// The store's tenant is the user (isolation is by user, as in the
 			// peer); X-Tenant-Id is only recorded.
-			"user", user, "x_tenant_id", tenantOf(r))
+			"user", user, "x_tenant_id", tenantOf(r), "client", clientOf(r))
 	})
 }
 
@@ -389,7 +395,7 @@ func (s *Server) limit(next http.Handler) http.Handler {
 // back as r.Body; false when it answered instead (429 over the reading
 // budget, 408 too slow, 413 too large, 400 broken).
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
-	client := clientAddr(r)
+	client := clientOf(r)
 	if !s.reading.take(client) {
 		// Connection: close, or net/http would first read the unread body
 		// (to reuse the connection) from the very client being refused.
@@ -419,15 +425,6 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusBadRequest, "bad_input", "reading the request body: "+err.Error(), "body")
 	}
 	return false
-}
-
-// clientAddr is the client's IP address (the connection's, not a header a
-// client could choose).
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
 }
 
 // auth checks the bearer key (constant time, over hashes so the length of a

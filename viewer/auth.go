@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -92,5 +93,18 @@ func sameToken(a, b string) bool {
 
 func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/ui/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || markedSecure(r)})
+}
+
+type ctxKeySecure struct{}
+
+// MarkSecure tells the viewer that r reached the server over TLS although
+// r.TLS is nil: a trusted proxy ended it (the server decides whom it trusts).
+func MarkSecure(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), ctxKeySecure{}, true))
+}
+
+func markedSecure(r *http.Request) bool {
+	ok, _ := r.Context().Value(ctxKeySecure{}).(bool)
+	return ok
 }

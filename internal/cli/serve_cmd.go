@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,8 @@ func newServeCmd(e *env) *cobra.Command {
 		maxInFlight       int
 		bodyTimeout, idle time.Duration
 		maxConns, perConn int
+		tlsCert, tlsKey   string
+		trusted           []string
 	}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,10 +47,19 @@ Every wait is bounded: headers must arrive within 10s and a body within
 --body-timeout (408 after), and a request takes one of --max-in-flight slots
 only once its body has arrived; idle keep-alive connections close after
 --idle-timeout; connections beyond --max-conns (kept below the descriptor
-limit) or --max-conns-per-client from one address are answered 503 and closed.`,
+limit) or --max-conns-per-client from one address are answered 503 and closed.
+
+TLS: --tls-cert and --tls-key (PEM files) make serve speak HTTPS itself (TLS 1.2
+or newer; every response carries Strict-Transport-Security and the viewer's
+cookies are Secure). Behind a proxy that ends TLS, --trusted-proxy names it
+(addresses, CIDR prefixes, or "loopback"): from those addresses only,
+X-Forwarded-Proto: https counts as TLS and X-Forwarded-For names the client
+for the per-client limits and the logs. docs/operations.md shows both.`,
 		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
 			"  remstore serve --insecure-no-auth\n" +
-			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/",
+			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/\n" +
+			"  remstore serve --addr :8443 --tls-cert cert.pem --tls-key key.pem --api-keys-file keys.txt\n" +
+			"  remstore serve --addr 127.0.0.1:8088 --trusted-proxy loopback --api-keys-file keys.txt   # behind nginx/caddy",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			host, port, err := net.SplitHostPort(o.addr)
@@ -79,6 +91,22 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 			if len(keys) == 0 && !o.insecure {
 				return usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
 			}
+			proxies, err := httpapi.ParseTrustedProxies(o.trusted)
+			if err != nil {
+				return usageErr("--trusted-proxy: %v", err)
+			}
+			var tlsConf *tls.Config
+			if (o.tlsCert == "") != (o.tlsKey == "") {
+				return usageErr("--tls-cert and --tls-key go together")
+			}
+			if o.tlsCert != "" {
+				// Loaded before the database is opened: a wrong path is a usage error.
+				cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+				if err != nil {
+					return usageErr("--tls-cert/--tls-key: %v", err)
+				}
+				tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			}
 			stores, db, err := e.openStores(writes)
 			if err != nil {
 				return err
@@ -86,7 +114,7 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 			defer db.Close()
 			api, err := httpapi.New(httpapi.Options{Stores: stores,
 				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
-				BodyTimeout: o.bodyTimeout})
+				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies})
 			if err != nil {
 				return err
 			}
@@ -98,11 +126,18 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 			ln = httpapi.LimitListener(ln, maxConns, o.perConn)
 			// WriteTimeout ends a handler stuck writing to a client that
 			// does not read; it starts when the headers have been read.
+			// The TLS handshake is bounded by ReadHeaderTimeout too (net/http
+			// takes the smallest of the read and write timeouts for it).
 			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.idle,
-				WriteTimeout: o.bodyTimeout + o.timeout + 10*time.Second, MaxHeaderBytes: 64 << 10}
-			fmt.Fprintf(e.stderr, "remstore: listening on http://%s\n", ln.Addr())
+				WriteTimeout: o.bodyTimeout + o.timeout + 10*time.Second, MaxHeaderBytes: 64 << 10, TLSConfig: tlsConf}
+			scheme := "http"
+			if tlsConf != nil {
+				scheme = "https"
+				ln = tls.NewListener(ln, tlsConf)
+			}
+			fmt.Fprintf(e.stderr, "remstore: listening on %s://%s\n", scheme, ln.Addr())
 			if o.ui {
-				fmt.Fprintf(e.stderr, "remstore: viewer at http://%s/ui/\n", ln.Addr())
+				fmt.Fprintf(e.stderr, "remstore: viewer at %s://%s/ui/\n", scheme, ln.Addr())
 			}
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -136,6 +171,9 @@ limit) or --max-conns-per-client from one address are answered 503 and closed.`,
 	f.IntVar(&o.maxConns, "max-conns", httpapi.DefaultMaxConns, "open connections at most (kept below the descriptor limit; 503 and close above)")
 	f.IntVar(&o.perConn, "max-conns-per-client", httpapi.DefaultMaxConnsPerClient, "open connections from one client address at most")
 	f.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in flight")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	f.StringSliceVar(&o.trusted, "trusted-proxy", nil, `addresses or CIDR prefixes (or "loopback") of proxies that end TLS in front of serve; their X-Forwarded-Proto and X-Forwarded-For are believed`)
 	return cmd
 }
 
