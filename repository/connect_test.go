@@ -16,6 +16,8 @@ func TestConnectErrorSaysEachReasonOnce(t *testing.T) {
 			"failed to connect to `user=u database=db`: hostname resolving error: lookup nohost.invalid on 10.255.255.53:53: no such host (check the host name in the connection string)"},
 		{"failed to connect to `user=u database=db`:\n\t10.0.0.1:5432 (10.0.0.1): tls error: server refused TLS connection\n\t10.0.0.1:5432 (10.0.0.1): server error: FATAL: password authentication failed for user \"u\" (SQLSTATE 28P01)",
 			"failed to connect to `user=u database=db`: 10.0.0.1:5432 (10.0.0.1): server error: FATAL: password authentication failed for user \"u\" (SQLSTATE 28P01) (check the user name and the password)"},
+		{"failed to connect to `user=postgres database=postgres`:\n\t127.0.0.1:6432 (127.0.0.1): server error: FATAL: unsupported startup parameter: statement_timeout (SQLSTATE 08P01)",
+			"failed to connect to `user=postgres database=postgres`: 127.0.0.1:6432 (127.0.0.1): server error: FATAL: unsupported startup parameter: statement_timeout (SQLSTATE 08P01) (a pooler such as PgBouncer refuses it: set it on the role (ALTER ROLE ... SET) or in its ignore_startup_parameters; docs/operations.md)"},
 		{"failed to connect to `user=u database=db`:\n\t10.0.0.1:5432 (10.0.0.1): tls error: server refused TLS connection",
 			"failed to connect to `user=u database=db`: 10.0.0.1:5432 (10.0.0.1): tls error: server refused TLS connection (the server does not speak TLS: use sslmode=disable or sslmode=prefer)"},
 		{"failed to connect to `user=u database=db`: /tmp/nosock/.s.PGSQL.5432 (/tmp/nosock): dial error: dial unix /tmp/nosock/.s.PGSQL.5432: connect: no such file or directory",

@@ -46,6 +46,7 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 	}
 	var db *bun.DB
 	var pool *pgxpool.Pool
+	hotMode := pgx.QueryExecModeCacheStatement
 	if settings.IsPostgres(dbURL) {
 		// pgxpool's parser also takes pool_max_conns and the other pool_*
 		// parameters out of the URL; pgx's alone would send them to the server.
@@ -55,6 +56,12 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("%w: invalid PostgreSQL connection string %s", ErrUnavailable, settings.MaskURL(dbURL))
 		}
 		cfg := pcfg.ConnConfig
+		// The hot reads prepare their statements once per connection
+		// (pgx's statement cache), unless the connection string chose
+		// another default_query_exec_mode: a pooler in transaction mode
+		// (PgBouncer before 1.21) hands each transaction any server
+		// connection, where a named statement may not exist.
+		hotMode = cfg.DefaultQueryExecMode
 		// bun inlines every value into the SQL text, so the texts never
 		// repeat; pgx's default statement cache would prepare each one (an
 		// extra round trip per query). The simple protocol sends the text once.
@@ -100,7 +107,7 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), connectError(err))
 	}
-	out := &DB{DB: db, Pool: pool}
+	out := &DB{DB: db, Pool: pool, HotExecMode: hotMode}
 	if pool != nil {
 		// Where the check itself fails (a statement_timeout of a
 		// millisecond, say), the database is taken for Citus: what that
@@ -165,6 +172,7 @@ func connectError(err error) string {
 // connectHint is what to check for a connection error, by what it says.
 func connectHint(msg string) string {
 	for _, h := range []struct{ says, hint string }{
+		{"unsupported startup parameter", "a pooler such as PgBouncer refuses it: set it on the role (ALTER ROLE ... SET) or in its ignore_startup_parameters; docs/operations.md"},
 		{"no such host", "check the host name in the connection string"},
 		{"connection refused", "is PostgreSQL running and listening there? pg_isready -h HOST -p PORT tells"},
 		{"connect: no such file or directory", "no server socket in that directory: is PostgreSQL running, and is host= its socket directory?"},
@@ -173,7 +181,8 @@ func connectHint(msg string) string {
 		{"does not exist", "check dbname (createdb NAME makes a database) or the user name"},
 		{"server refused TLS", "the server does not speak TLS: use sslmode=disable or sslmode=prefer"},
 		{"certificate", "the server's TLS certificate was not accepted: check sslrootcert, or sslmode"},
-		{"timeout", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
+		{"i/o timeout", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
+		{"context deadline exceeded", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
 		{"too many clients", "the server is at max_connections: lower pool_max_conns or put a pooler in front"},
 	} {
 		if strings.Contains(msg, h.says) {

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -27,7 +28,16 @@ type DB struct {
 	// (or that Open could not tell): its planner routes a statement by the
 	// session it names, which a generic plan of some statements hides from it.
 	Citus bool
+	// HotExecMode is how the store's hot reads send their statements on
+	// the pool: pgx's statement cache (prepared once per connection) unless
+	// the connection string's default_query_exec_mode chose another, as it
+	// must behind a pooler in transaction mode (docs/operations.md).
+	HotExecMode pgx.QueryExecMode
 }
+
+// NamedStatements reports whether statements may be prepared by name on a
+// connection and used later: not behind a transaction-mode pooler.
+func (d *DB) NamedStatements() bool { return d.HotExecMode == pgx.QueryExecModeCacheStatement }
 
 // Postgres reports whether the database is PostgreSQL (or Citus).
 func (d *DB) Postgres() bool { return d.Pool != nil }

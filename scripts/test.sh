@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 : "${REMSTORE_REQUIRE_ALL:=0}"
 export REMSTORE_REQUIRE_PG=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_PYTHON=$REMSTORE_REQUIRE_ALL
 export REMSTORE_REQUIRE_CITUS=$REMSTORE_REQUIRE_ALL REMSTORE_REQUIRE_BROWSER=$REMSTORE_REQUIRE_ALL
+export REMSTORE_REQUIRE_PGBOUNCER=$REMSTORE_REQUIRE_ALL
 
 # shellcheck source=scripts/pg.sh
 source scripts/pg.sh
@@ -22,10 +23,12 @@ source scripts/pg.sh
 source scripts/pgvector.sh
 # shellcheck source=scripts/citus.sh
 source scripts/citus.sh
+# shellcheck source=scripts/pgbouncer.sh
+source scripts/pgbouncer.sh
 # Stop only what this run starts: a PG_DIR or CITUS_DIR inherited from the
 # caller's environment names someone else's cluster.
-unset PG_DIR CITUS_DIR
-trap 'citus_stop; pg_stop' EXIT
+unset PG_DIR CITUS_DIR PGB_DIR
+trap 'pgbouncer_stop; citus_stop; pg_stop' EXIT
 # Citus first: building it may move the server packages to a newer minor,
 # which must happen before any cluster starts (and before pgvector pins its
 # headers to the server's version).
@@ -50,6 +53,14 @@ if [ -z "${REMSTORE_TEST_DATABASE_URL:-}" ]; then
   if ! pg_start; then
     [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: PostgreSQL could not be started" >&2; exit 1; }
     echo "test: PostgreSQL unavailable; its tests will be skipped" >&2
+  fi
+fi
+# PgBouncer in transaction mode in front of the test PostgreSQL: the storage
+# suites run through it as a fourth database (docs/operations.md).
+if [ -z "${REMSTORE_TEST_PGBOUNCER_URL:-}" ] && [ -z "${REMSTORE_BENCH_ONLY:-}${REMSTORE_TEST_RUN:-}" ] && [ -n "${REMSTORE_TEST_PG_SOCK:-}" ]; then
+  if ! pgbouncer_start; then
+    [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: PgBouncer could not be started" >&2; exit 1; }
+    echo "test: PgBouncer unavailable; its tests will be skipped" >&2
   fi
 fi
 

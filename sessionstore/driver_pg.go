@@ -105,7 +105,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	// pipeline's implicit transaction, and the SET with it (settings are
 	// transactional).
 	if !c.generic {
-		rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{pgx.QueryExecModeCacheStatement}, q.args()...)...)
+		rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{c.mode}, q.args()...)...)
 		if err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func (pgDriver) queryRow(ctx context.Context, c conn, query string, args []any, 
 		return queryRowSQL(ctx, c, query, args, dest...)
 	}
 	// pgx.ErrNoRows is an sql.ErrNoRows.
-	return c.pool.QueryRow(ctx, numbered(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...).Scan(dest...)
+	return c.pool.QueryRow(ctx, numbered(query), append([]any{c.mode}, args...)...).Scan(dest...)
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {

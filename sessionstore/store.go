@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
@@ -74,7 +75,7 @@ func newStore(db *repository.DB, o Options, tr *turns) (*Store, error) {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
+	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus && db.NamedStatements(), mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
 		enabled: !o.Disabled, now: now, retries: retries}, nil
 }
 
@@ -95,8 +96,11 @@ type conn struct {
 	bun.IDB
 	pool *pgxpool.Pool
 	// generic runs a load's rows on a generic plan (pgDriver.eachRow); not
-	// on Citus, whose planner cannot route that plan by its session.
+	// on Citus, whose planner cannot route that plan by its session, nor
+	// behind a transaction-mode pooler (it prepares a named statement).
 	generic bool
+	// mode is how the hot reads send statements (repository.DB.HotExecMode).
+	mode pgx.QueryExecMode
 	// turns groups concurrent store calls into one session (turns.go):
 	// shared by the stores of one Stores, one per store made by New.
 	turns *turns

@@ -92,6 +92,9 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 	if code == ExitNotFound {
 		msg = e.notFoundWords(cmd, msg)
 	}
+	if strings.Contains(msg, `prepared statement "`) && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "already exists")) {
+		msg += " (a pooler in transaction mode, such as PgBouncer, in front of PostgreSQL? add default_query_exec_mode=cache_describe to the connection string: docs/operations.md)"
+	}
 	fmt.Fprintf(stderr, "remstore: %s\n", oneLine(msg))
 	return code
 }

@@ -113,11 +113,13 @@ type Dialect struct {
 }
 
 // Dialects are the kinds every storage suite runs on: PostgreSQL, SQLite
-// and, where the test script started one, a Citus cluster.
+// and, where the test script started them, a Citus cluster and PostgreSQL
+// behind PgBouncer in transaction pooling mode.
 var Dialects = []Dialect{
 	{Name: "postgres", New: NewPostgres, URL: NewPostgresURL},
 	{Name: "sqlite", New: NewSQLite, URL: NewSQLiteURL},
 	{Name: "citus", New: NewCitus, URL: NewCitusURL},
+	{Name: "pgbouncer", New: NewPgBouncer, URL: NewPgBouncerURL},
 }
 
 // Each runs fn as a parallel subtest per dialect, each with its own database.
