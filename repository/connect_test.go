@@ -3,6 +3,7 @@ package repository
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,22 @@ func TestOpenErrorsAreOneReasonNoPassword(t *testing.T) {
 		if strings.Contains(msg, "s3cret") || strings.Count(msg, "connection refused") != 1 || !strings.Contains(msg, "pg_isready") || !errors.Is(err, ErrUnavailable) {
 			t.Errorf("%s: %s", dsn, msg)
 		}
+	}
+}
+
+// A SQLite path into a folder that does not exist is a typo to fix, not a
+// database to migrate: the error says which folder, and nothing is created.
+func TestMissingSQLiteFolderIsNotUnmigrated(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/no/such/folder/remstore.db"
+	for _, o := range []Options{{ReadOnly: true}, {}} {
+		_, err := OpenWith(context.Background(), path, o)
+		if err == nil || errors.Is(err, ErrNotMigrated) || strings.Contains(err.Error(), "migrate up") ||
+			!strings.Contains(err.Error(), dir+"/no/such/folder") || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	if _, err := os.Stat(dir + "/no"); !os.IsNotExist(err) {
+		t.Errorf("a folder was created: %v", err)
 	}
 }
