@@ -122,6 +122,11 @@ type Options struct {
 	// counts as TLS (HSTS, Secure cookies) and X-Forwarded-For names the
 	// client for limits and logs. From anyone else both headers are ignored.
 	TrustedProxies []netip.Prefix
+	// AllowedHosts are the host names the server answers to (AllowedHosts
+	// builds the list serve uses); nil answers any. A request naming
+	// another host gets 421, a state-changing request from another
+	// site's page 403, on every route (guardHosts).
+	AllowedHosts []string
 }
 
 // Server is the HTTP API.
@@ -200,7 +205,7 @@ func New(o Options) (*Server, error) {
 				}
 				return u, nil
 			},
-			KeyOptional: o.Insecure, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
+			KeyOptional: o.Insecure, ClientAddr: clientOf, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
 		})
 		if err != nil {
 			return nil, err
@@ -212,7 +217,7 @@ func New(o Options) (*Server, error) {
 			v.ServeHTTP(w, r)
 		})
 	}
-	s.handler = s.observe(s.recover(s.limit(s.auth(s.mux))))
+	s.handler = s.observe(s.recover(s.guardHosts(s.limit(s.auth(s.mux)))))
 	return s, nil
 }
 

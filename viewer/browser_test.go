@@ -130,15 +130,19 @@ func TestViewerInBrowser(t *testing.T) {
 	}
 	shot("session")
 
-	// Expand the cut answer in place: the text shown is the stored text.
+	// Expand the cut answer in place: the text shown is the stored text,
+	// its bidi override drawn as the visible code point the page shows
+	// (before, Expand inserted the raw control and the name read reversed).
 	cut := fmt.Sprintf(`button.expand[data-key=%q]`, f.key)
+	var ctl int
 	run("expand the cut message",
 		chromedp.Click(cut, chromedp.ByQuery),
 		chromedp.WaitVisible(`#m2 pre.full`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#m2 pre.full").textContent`, &text),
+		chromedp.Evaluate(`document.querySelectorAll("#m2 pre.full span.ctl").length`, &ctl),
 	)
-	if text != f.long {
-		t.Errorf("expanded text differs from the stored text:\n got %q\nwant %q", text, f.long)
+	if want := strings.Replace(f.long, "\u202e", "U+202E", 1); text != want || ctl != 1 || strings.ContainsRune(text, '\u202e') {
+		t.Errorf("expanded text is not the stored text with its control visible:\n got %q (%d controls)\nwant %q", text, ctl, want)
 	}
 	shot("session-expanded")
 

@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,26 @@ func TestInert(t *testing.T) {
 	want := `a<span class="ctl" title="bidirectional control">U+202E</span>b&lt;i&gt;&amp;<span class="ctl" title="bidirectional control">U+2066</span>`
 	if got != want {
 		t.Errorf("inert = %s\nwant   %s", got, want)
+	}
+}
+
+// The one rendering of stored text, checked by hand: each bidirectional
+// control is a visible code point, the text around it untouched.
+func TestInertParts(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []Part
+	}{
+		{"plain <b>", []Part{{Text: "plain <b>"}}},
+		{"invoice_\u202egpj.exe", []Part{{Text: "invoice_"}, {Ctl: "U+202E"}, {Text: "gpj.exe"}}},
+		{"\u2066\u2069", []Part{{Ctl: "U+2066"}, {Ctl: "U+2069"}}},
+		{"é\u200f", []Part{{Text: "é"}, {Ctl: "U+200F"}}},
+	} {
+		if got := inertParts(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %+v, want %+v", c.in, got, c.want)
+		}
+	}
+	if got := inert("a<\u202e>"); got != `a&lt;<span class="ctl" title="bidirectional control">U+202E</span>&gt;` {
+		t.Errorf("inert: %s", got)
 	}
 }

@@ -67,7 +67,8 @@ func newFixture(t *testing.T) *fixture {
 		return s
 	}
 	alice, bob := store("alice"), store("bob")
-	f.long = "The plan, in full: " + strings.Repeat("day one, day two, day three; ", 6) + "the end."
+	// The cut answer ends with a bidi override: Expand must keep it visible.
+	f.long = "The plan, in full: " + strings.Repeat("day one, day two, day three; ", 6) + "the end. " + rtl
 	f.megaLine = strings.Repeat("m", 1<<20)
 	first := []models.HistoryMessage{
 		{Role: "user", Content: "plan the trip " + rtl},

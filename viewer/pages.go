@@ -459,21 +459,47 @@ func shortUUID(s string) string {
 	return s
 }
 
-// inert escapes s for HTML and shows every bidirectional control as a
-// visible code point, so an override in stored text cannot reorder what is
-// drawn around it.
-func inert(s string) template.HTML {
-	esc := template.HTMLEscapeString(s)
+// Part is a piece of stored text as the viewer draws it: plain text, or
+// one bidirectional control shown as its code point (Ctl, "U+202E").
+type Part struct {
+	Text string `json:"t,omitempty"`
+	Ctl  string `json:"c,omitempty"`
+}
+
+// inertParts is the one rendering of stored text: every bidirectional
+// control becomes a visible code point, so an override cannot reorder what
+// is drawn around it. Pages draw the parts with inert; Expand gets them
+// from /ui/lookup and builds the same nodes (static/app.js).
+func inertParts(s string) []Part {
 	if !strings.ContainsAny(s, bidiControls) {
-		return template.HTML(esc) //nolint:gosec // escaped above
+		return []Part{{Text: s}}
 	}
-	var b strings.Builder
-	for _, r := range esc {
+	var out []Part
+	start := 0
+	for i, r := range s {
 		if strings.ContainsRune(bidiControls, r) {
-			fmt.Fprintf(&b, `<span class="ctl" title="bidirectional control">U+%04X</span>`, r)
+			if i > start {
+				out = append(out, Part{Text: s[start:i]})
+			}
+			out = append(out, Part{Ctl: fmt.Sprintf("U+%04X", r)})
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	if start < len(s) {
+		out = append(out, Part{Text: s[start:]})
+	}
+	return out
+}
+
+// inert is inertParts as HTML: text escaped, controls in a span.
+func inert(s string) template.HTML {
+	var b strings.Builder
+	for _, p := range inertParts(s) {
+		if p.Ctl != "" {
+			fmt.Fprintf(&b, `<span class="ctl" title="bidirectional control">%s</span>`, p.Ctl)
 			continue
 		}
-		b.WriteRune(r)
+		b.WriteString(template.HTMLEscapeString(p.Text))
 	}
 	return template.HTML(b.String()) //nolint:gosec // escaped above; only our span is added
 }

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,14 +55,19 @@ type Options struct {
 	Logger         *slog.Logger
 	SessionTTL     time.Duration // sign-in lifetime; 0 = 8 hours
 	Now            func() time.Time
+	// ClientAddr is the client's address for the sign-in limiter and its
+	// log lines (the API passes the one a trusted proxy names); nil = the
+	// connection's.
+	ClientAddr func(*http.Request) string
 }
 
 // Viewer is the http.Handler of /ui/.
 type Viewer struct {
-	o    Options
-	mux  *http.ServeMux
-	tmpl map[string]*template.Template
-	auth *sessions
+	o     Options
+	mux   *http.ServeMux
+	tmpl  map[string]*template.Template
+	auth  *sessions
+	limit *limiter
 }
 
 // CSP allows only the viewer's own script, style and images: no inline
@@ -87,7 +93,15 @@ func New(o Options) (*Viewer, error) {
 		o.Now = time.Now
 	}
 	v := &Viewer{o: o, mux: http.NewServeMux(), tmpl: map[string]*template.Template{},
-		auth: &sessions{m: map[string]*signedIn{}, ttl: o.SessionTTL, now: o.Now}}
+		auth: &sessions{m: map[string]*signedIn{}, ttl: o.SessionTTL, now: o.Now}, limit: newLimiter(o.Now)}
+	if v.o.ClientAddr == nil {
+		v.o.ClientAddr = func(r *http.Request) string {
+			if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				return h
+			}
+			return r.RemoteAddr
+		}
+	}
 	for _, page := range []string{"login", "sessions", "session", "audit", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
@@ -211,7 +225,10 @@ func (v *Viewer) loginForm(w http.ResponseWriter, r *http.Request) {
 // signInErrors are the messages a refused sign-in can show (the API's own).
 var signInErrors = map[string]bool{
 	"missing bearer API key": true, "unknown API key": true, "this API key may not act for that user": true,
+	tooManyFailures: true,
 }
+
+const tooManyFailures = "too many failed sign-ins from here or with this key: wait a minute"
 
 func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -221,15 +238,25 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	user, err := v.o.SignIn(r.PostFormValue("key"), strings.TrimSpace(r.PostFormValue("user")))
+	key, asked, client := r.PostFormValue("key"), strings.TrimSpace(r.PostFormValue("user")), v.o.ClientAddr(r)
+	if wait := v.limit.wait(client, key); wait > 0 {
+		// Refused without checking the key: guessing gets no answer.
+		v.o.Logger.Warn("viewer: sign-in refused", "client", client, "user", asked, "retry_after_s", int(wait.Seconds()+0.999))
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(tooManyFailures)+"&next="+url.QueryEscape(next), http.StatusSeeOther)
+		return
+	}
+	user, err := v.o.SignIn(key, asked)
 	if err != nil {
+		v.limit.fail(client, key)
+		v.o.Logger.Warn("viewer: sign-in failed", "client", client, "user", asked, "reason", err.Error())
 		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(err.Error())+"&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return
 	}
 	id, _ := v.auth.create(user)
 	setCookie(w, r, loginCookie, "", -1)
 	setCookie(w, r, sessionCookie, id, int(v.o.SessionTTL.Seconds()))
-	v.o.Logger.Info("viewer: signed in", "user", user)
+	v.o.Logger.Info("viewer: signed in", "user", user, "client", client)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -312,5 +339,6 @@ func (v *Viewer) lookup(w http.ResponseWriter, r *http.Request, q *request) erro
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(map[string]string{"content": content})
+	// parts: the text as the page draws it (inertParts), for Expand.
+	return json.NewEncoder(w).Encode(map[string]any{"content": content, "parts": inertParts(content)})
 }

@@ -129,9 +129,13 @@ func TestViewerHTTP(t *testing.T) {
 		bobKeyText := strings.Replace(f.key, f.alice.String(), f.bob.String(), 1)
 		get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(strings.Replace(bobKeyText, "msg-2", "msg-1", 1)), http.StatusNotFound)
 		// Her own key recovers the full text.
-		var got map[string]string
-		if err := json.Unmarshal([]byte(get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(f.key), http.StatusOK)), &got); err != nil || got["content"] != f.long {
-			t.Errorf("lookup of her key: %v, %v", got, err)
+		var got struct {
+			Content string
+			Parts   []struct{ T, C string }
+		}
+		if err := json.Unmarshal([]byte(get(t, c, f.srv.URL+"/ui/lookup?key="+url.QueryEscape(f.key), http.StatusOK)), &got); err != nil || got.Content != f.long ||
+			len(got.Parts) != 3 || got.Parts[0].T+"\u202e"+got.Parts[2].T != f.long || got.Parts[1].C != "U+202E" {
+			t.Errorf("lookup of her key: %+v, %v", got, err)
 		}
 		// The audit page shows her two calls, not bob's call in the same file.
 		a := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+"/audit?a=0&b=1", http.StatusOK)

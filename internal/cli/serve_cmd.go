@@ -29,7 +29,7 @@ func newServeCmd(e *env) *cobra.Command {
 		bodyTimeout, idle time.Duration
 		maxConns, perConn int
 		tlsCert, tlsKey   string
-		trusted           []string
+		trusted, hosts    []string
 	}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +54,12 @@ or newer; every response carries Strict-Transport-Security and the viewer's
 cookies are Secure). Behind a proxy that ends TLS, --trusted-proxy names it
 (addresses, CIDR prefixes, or "loopback"): from those addresses only,
 X-Forwarded-Proto: https counts as TLS and X-Forwarded-For names the client
-for the per-client limits and the logs. docs/operations.md shows both.`,
+for the per-client limits and the logs. docs/operations.md shows both.
+
+Host names: on a loopback --addr only localhost, 127.0.0.1 and ::1 are answered
+(a page whose name was rebound to 127.0.0.1 gets 421), on another address that
+address; --allowed-host adds names (the public name behind a proxy). POST,
+PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
 			"  remstore serve --insecure-no-auth\n" +
 			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/\n" +
@@ -95,6 +100,10 @@ for the per-client limits and the logs. docs/operations.md shows both.`,
 			if err != nil {
 				return usageErr("--trusted-proxy: %v", err)
 			}
+			allowed := httpapi.AllowedHosts(o.addr, o.hosts)
+			if allowed == nil {
+				e.log.Warn("serving every Host name on an unspecified address: name the server's with --allowed-host to refuse DNS rebinding", "addr", o.addr)
+			}
 			var tlsConf *tls.Config
 			if (o.tlsCert == "") != (o.tlsKey == "") {
 				return usageErr("--tls-cert and --tls-key go together")
@@ -114,7 +123,7 @@ for the per-client limits and the logs. docs/operations.md shows both.`,
 			defer db.Close()
 			api, err := httpapi.New(httpapi.Options{Stores: stores,
 				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
-				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies})
+				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies, AllowedHosts: allowed})
 			if err != nil {
 				return err
 			}
@@ -173,6 +182,7 @@ for the per-client limits and the logs. docs/operations.md shows both.`,
 	f.DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in flight")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	f.StringSliceVar(&o.hosts, "allowed-host", nil, "host names the server answers to besides its --addr (and loopback names on loopback)")
 	f.StringSliceVar(&o.trusted, "trusted-proxy", nil, `addresses or CIDR prefixes (or "loopback") of proxies that end TLS in front of serve; their X-Forwarded-Proto and X-Forwarded-For are believed`)
 	return cmd
 }

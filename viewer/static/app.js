@@ -18,7 +18,19 @@ document.addEventListener("click", async (ev) => {
     const body = li.querySelector(".cutbody");
     const pre = document.createElement("pre");
     pre.className = "body full";
-    pre.textContent = j.content;
+    // The server's rendering (inertParts): text, and bidirectional
+    // controls as visible code points, exactly as the page draws them.
+    for (const p of j.parts) {
+      if (p.c) {
+        const s = document.createElement("span");
+        s.className = "ctl";
+        s.title = "bidirectional control";
+        s.textContent = p.c;
+        pre.appendChild(s);
+      } else {
+        pre.appendChild(document.createTextNode(p.t || ""));
+      }
+    }
     body.replaceWith(pre);
     b.textContent = "Expanded";
   } catch (e) {

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/internal/dbtest"
+)
+
+func TestAllowedHosts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		addr  string
+		extra []string
+		want  []string
+	}{
+		{"127.0.0.1:8088", nil, []string{"localhost", "127.0.0.1", "::1", "127.0.0.1"}},
+		{"localhost:8088", []string{"ui.example"}, []string{"ui.example", "localhost", "127.0.0.1", "::1", "localhost"}},
+		{"[::1]:8088", nil, []string{"localhost", "127.0.0.1", "::1", "::1"}},
+		{"10.0.0.5:8088", nil, []string{"10.0.0.5"}},
+		{"0.0.0.0:8088", nil, nil},
+		{":8088", nil, nil},
+		{"0.0.0.0:8088", []string{"a.example,b.example"}, []string{"a.example", "b.example"}},
+	} {
+		if got := AllowedHosts(c.addr, c.extra); !slices.Equal(got, c.want) {
+			t.Errorf("%s %v: %v, want %v", c.addr, c.extra, got, c.want)
+		}
+	}
+}
+
+// DNS rebinding: with the quick start's --insecure-no-auth, a page whose
+// name was rebound to 127.0.0.1 could sign in as anyone and read everything.
+// Every route refuses a Host that is not the server's; every POST, PATCH and
+// DELETE from another site's page is refused; the server's own names, and
+// clients that send no Origin, still work.
+func TestDNSRebindingAndCrossSiteRefused(t *testing.T) {
+	t.Parallel()
+	s := newAPI(t, dbtest.NewSQLite(t), Options{Insecure: true, UI: true, AllowedHosts: AllowedHosts("127.0.0.1:18090", []string{"remstore.example"})})
+	send := func(method, path, host, origin, body string) int {
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Host = host
+		r.Header.Set("X-User-Id", "alice")
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if method != "GET" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code
+	}
+	store := `{"messages":[{"role":"user","content":"hi"}]}`
+	for _, c := range []struct {
+		method, path, host, origin, body string
+		want                             int
+	}{
+		{"GET", "/v1/sessions", "rebind.attacker.example:18090", "", "", http.StatusMisdirectedRequest},
+		{"GET", "/ui/login", "rebind.attacker.example:18090", "", "", http.StatusMisdirectedRequest},
+		{"POST", "/ui/login", "rebind.attacker.example:18090", "http://rebind.attacker.example:18090", "user=alice", http.StatusMisdirectedRequest},
+		{"GET", "/v1/lookup?key=session-00000000-0000-0000-0000-000000000000-msg-1", "REBIND.attacker.example", "", "", http.StatusMisdirectedRequest},
+		{"GET", "/healthz", "evil.example", "", "", http.StatusMisdirectedRequest},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "https://evil.example", store, http.StatusForbidden},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "null", store, http.StatusForbidden},
+		{"DELETE", "/v1/sessions/s", "localhost:18090", "https://evil.example", "", http.StatusForbidden},
+		// The server's own names.
+		{"GET", "/v1/sessions", "127.0.0.1:18090", "", "", http.StatusOK},
+		{"GET", "/v1/sessions", "localhost:18090", "", "", http.StatusOK},
+		{"GET", "/v1/sessions", "[::1]:18090", "", "", http.StatusOK},
+		{"GET", "/v1/sessions", "remstore.example", "", "", http.StatusOK},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "", store, http.StatusCreated},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "http://127.0.0.1:18090", store, http.StatusCreated},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "https://remstore.example", store, http.StatusCreated},
+	} {
+		if got := send(c.method, c.path, c.host, c.origin, c.body); got != c.want {
+			t.Errorf("%s %s Host %s Origin %q: %d, want %d", c.method, c.path, c.host, c.origin, got, c.want)
+		}
+	}
+}
