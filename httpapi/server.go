@@ -210,6 +210,15 @@ func New(o Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The root and the browser's icon request lead to the viewer.
+		s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		})
+		s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "image/svg+xml")
+			w.Header().Set("Cache-Control", "public, max-age=86400")
+			_, _ = w.Write(viewer.Favicon)
+		})
 		s.mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 			if p, ok := r.Context().Value(ctxPattern).(*string); ok {
 				*p = "/ui/"
@@ -437,7 +446,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The viewer signs browsers in with its own cookie (package viewer).
-		if public(r.URL.Path) || (s.o.UI && strings.HasPrefix(r.URL.Path, "/ui/")) {
+		if public(r.URL.Path) || (s.o.UI && (strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/" || r.URL.Path == "/favicon.ico")) {
 			next.ServeHTTP(w, r)
 			return
 		}

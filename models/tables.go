@@ -68,5 +68,8 @@ const (
 	StatusError     = "error"
 )
 
+// Statuses are the session statuses, in the order of their lifecycle.
+var Statuses = []string{StatusActive, StatusCompleted, StatusCancelled, StatusError}
+
 // Ptr returns a pointer to v; handy for the nullable columns.
 func Ptr[T any](v T) *T { return &v }

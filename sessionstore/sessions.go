@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,7 +113,7 @@ func (o *ListOptions) normalize() error {
 		return err
 	}
 	for _, st := range o.Statuses {
-		if _, ok := map[string]bool{"active": true, "completed": true, "cancelled": true, "error": true}[st]; !ok {
+		if !slices.Contains(models.Statuses, st) {
 			return fieldErr(-1, "status", "%q is not active, completed, cancelled or error", st)
 		}
 	}

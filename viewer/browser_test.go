@@ -3,6 +3,7 @@ package viewer_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/internal/dbtest"
 )
 
 // EnvChromium names the browser binary; EnvRequireBrowser=1 (CI) makes a
@@ -187,4 +192,160 @@ func TestViewerInBrowser(t *testing.T) {
 		t.Errorf("bob's session for alice: %q, want 404", text)
 	}
 	shot("not-found")
+
+	// What was spent: usage, model and author per message, summed per session.
+	var meta string
+	run("usage",
+		chromedp.Navigate(f.srv.URL+"/ui/sessions/"+f.alice.String()),
+		chromedp.WaitVisible("#usage", chromedp.ByID),
+		chromedp.Text("#usage", &text, chromedp.ByID),
+		chromedp.Text("#m1 .meta", &meta, chromedp.ByQuery),
+	)
+	if !strings.Contains(text, "1,200 tokens in, 30 out over 1 message") {
+		t.Errorf("session usage: %q", text)
+	}
+	if !strings.Contains(meta, "planner") || !strings.Contains(meta, "1,200 in / 30 out tokens") {
+		t.Errorf("message usage: %q", meta)
+	}
+
+	// One agent call in full: every message it got (the cut one expandable,
+	// its bidi override visible), linked to its stored row, and the JSON.
+	var n, rows int
+	run("open one call",
+		chromedp.Navigate(f.srv.URL+"/ui/sessions/"+f.alice.String()+"/audit"),
+		chromedp.WaitVisible("#timeline", chromedp.ByID),
+		chromedp.Click(`a.call-link[href$="/audit/1"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#callmessages", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#callmessages > li.msg").length`, &n),
+		chromedp.Evaluate(`document.querySelectorAll("#callmessages a.row").length`, &rows),
+		chromedp.Text("#calljson", &text, chromedp.ByID),
+	)
+	// Hand-counted: call 1 saw the 6 messages stored before it.
+	if n != 6 || rows != 6 || !strings.Contains(text, `"part_kind": "tool-call"`) || !strings.Contains(text, `"tool_name": "search"`) {
+		t.Errorf("call page: %d messages, %d row links, JSON %.200q", n, rows, text)
+	}
+	run("expand in the call",
+		chromedp.Click(fmt.Sprintf(`#callmessages button.expand[data-key=%q]`, f.key), chromedp.ByQuery),
+		chromedp.WaitVisible(`#callmessages pre.full`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#callmessages pre.full").textContent`, &text),
+	)
+	if want := strings.Replace(f.long, "\u202e", "U+202E", 1); text != want {
+		t.Errorf("expanded in the call: %q", text)
+	}
+	shot("call")
+	run("to the stored row",
+		chromedp.Click(`#c2 a.row`, chromedp.ByQuery),
+		chromedp.WaitVisible("#allrows", chromedp.ByID),
+		chromedp.Evaluate(`location.hash`, &text),
+	)
+	if text != "#m2" {
+		t.Errorf("row link landed on %q", text)
+	}
+
+	// A compacted session: the summary, and the rows it replaced on demand.
+	run("compaction",
+		chromedp.Navigate(f.srv.URL+"/ui/sessions/"+f.notes.String()),
+		chromedp.WaitVisible("#showall", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#messages > li.msg").length`, &n),
+		chromedp.Text("#size", &text, chromedp.ByID),
+	)
+	// 6 stored, a summary replacing the first 4: the agent gets 3.
+	if n != 3 || !strings.Contains(text, "3 messages sent, standing for 6 stored (a summary replaces 4") {
+		t.Errorf("compacted session: %d drawn, %q", n, text)
+	}
+	run("expand the compaction",
+		chromedp.Click("a.expandcompaction", chromedp.ByQuery),
+		chromedp.WaitVisible("#allrows", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#messages > li.msg").length`, &n),
+	)
+	if n != 7 {
+		t.Errorf("every row of the compacted session: %d, want 7 (6 and the summary)", n)
+	}
+	shot("compaction-expanded")
+
+	// Dark mode follows the system's preference.
+	var bg string
+	run("dark mode",
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}),
+		chromedp.Navigate(f.srv.URL+"/ui/sessions/"+f.alice.String()),
+		chromedp.WaitVisible("#messages", chromedp.ByID),
+		chromedp.Evaluate(`getComputedStyle(document.body).backgroundColor`, &bg),
+	)
+	if bg != "rgb(22, 25, 29)" {
+		t.Errorf("dark mode background %q", bg)
+	}
+	shot("dark")
+	run("light again", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}))
+
+	// A phone: 390 px wide, nothing wider than the screen.
+	for _, page := range []struct{ name, path, wait string }{
+		{"mobile-sessions", "/ui/sessions", "#sessions"},
+		{"mobile-session", "/ui/sessions/" + f.alice.String(), "#messages"},
+		{"mobile-audit", "/ui/sessions/" + f.alice.String() + "/audit", "#timeline"},
+	} {
+		var width int
+		run(page.name,
+			emulation.SetDeviceMetricsOverride(390, 844, 2, true),
+			chromedp.Navigate(f.srv.URL+page.path),
+			chromedp.WaitVisible(page.wait, chromedp.ByQuery),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+		)
+		if width > 390 {
+			var wide string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > 392).slice(0, 6).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join("; ")`, &wide))
+			t.Errorf("%s: the page is %d px wide at 390 px; wider: %s", page.name, width, wide)
+		}
+		shot(page.name)
+	}
+}
+
+// DNS rebinding in a real browser: a name the attacker controls, resolved to
+// 127.0.0.1 (Chromium's host resolver rules stand in for the attacker's DNS),
+// reaches a server started as the quick start does (--insecure-no-auth on
+// loopback); the server refuses it, and still answers its own name.
+func TestRebindingRefusedInBrowser(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	db := dbtest.NewSQLite(t)
+	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, db, viewerT), UI: true, Insecure: true,
+		AllowedHosts: httpapi.AllowedHosts("127.0.0.1:0", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)),
+		chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1"),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var text string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate("http://rebind.attacker.example:"+port+"/ui/login"),
+		chromedp.WaitReady("body", chromedp.ByQuery),
+		chromedp.Text("body", &text, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "host_not_allowed") || strings.Contains(text, "Sign in") {
+		t.Errorf("the rebound name was served: %.300q", text)
+	}
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 90)); err == nil {
+		_ = os.WriteFile(filepath.Join("..", ".test-output", "ui", "rebinding-refused.png"), png, 0o644)
+	}
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/ui/login"),
+		chromedp.WaitVisible("#signin", chromedp.ByID),
+	); err != nil {
+		t.Fatalf("the server's own name: %v", err)
+	}
 }

@@ -77,3 +77,34 @@ func TestInertParts(t *testing.T) {
 		t.Errorf("inert: %s", got)
 	}
 }
+
+// Hand-computed: separators, literal <, > and & in JSON (an escaped
+// backslash before u003c stays), pretty tool returns.
+func TestFinish(t *testing.T) {
+	for in, want := range map[any]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", int64(-1048576): "-1,048,576", int32(12345): "12,345"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		`{"q":"\u003cb\u003e \u0026"}`: `{"q":"<b> &"}`,
+		`{"q":"\\u003cb"}`:             `{"q":"\\u003cb"}`,
+		`{"q":"\u00e9"}`:               `{"q":"\u00e9"}`,
+		`"\u003C"`:                     `"<"`,
+	} {
+		if got := string(literalHTML([]byte(in))); got != want {
+			t.Errorf("literalHTML(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if got := prettyText(`{"flights":[1,2]}`); got != "{\n  \"flights\": [\n    1,\n    2\n  ]\n}" {
+		t.Errorf("prettyText: %q", got)
+	}
+	for _, s := range []string{"plain text", "{not json", "[1,", ""} {
+		if got := prettyText(s); got != s {
+			t.Errorf("prettyText(%q) = %q", s, got)
+		}
+	}
+	if got := escapeBidi(`{"n":"a` + "\u202e" + `b"}`); got != `{"n":"a\u202eb"}` {
+		t.Errorf("escapeBidi: %s", got)
+	}
+}

@@ -72,7 +72,8 @@ func newFixture(t *testing.T) *fixture {
 	f.megaLine = strings.Repeat("m", 1<<20)
 	first := []models.HistoryMessage{
 		{Role: "user", Content: "plan the trip " + rtl},
-		{Role: "assistant", Content: "short"},
+		{Role: "assistant", Content: "short", Extra: []models.Field{{Key: "author", Value: []byte(`"planner"`)},
+			{Key: "usage", Value: []byte(`{"input_tokens":1200,"output_tokens":30}`)}}},
 	}
 	r, err := alice.StoreMessages(ctx, "trip", first, "")
 	if err != nil {

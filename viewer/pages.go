@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,26 @@ type msgView struct {
 	Calls                          []callView // typed tool calls of an assistant message (--extras)
 	Compaction                     bool
 	ReplacesBefore                 int
+	// What it cost and who made it (usage, author, model: stored extras).
+	In, Out       int
+	Author, Model string
+	JSON          string // the message as the store returns it (Copy as JSON)
+}
+
+// usageTotals sums tokens over messages, and counts the models.
+type usageTotals struct {
+	In, Out, Messages int
+	Models            []string
+}
+
+func (u *usageTotals) add(in, out int, model string) {
+	if in == 0 && out == 0 && model == "" {
+		return
+	}
+	u.In, u.Out, u.Messages = u.In+in, u.Out+out, u.Messages+1
+	if model != "" && !slices.Contains(u.Models, model) {
+		u.Models = append(u.Models, model)
+	}
 }
 
 type callView struct{ ID, Name, Args string }
@@ -63,9 +84,49 @@ func lengthBar(n, t int) bar {
 	return bar{Width: barWidth, Fill: fill, Mark: barWidth / 2}
 }
 
+// sessionJSON is the session's every stored row in full, as JSON (Copy).
+func (v *Viewer) sessionJSON(w http.ResponseWriter, r *http.Request, q *request) error {
+	_, hist, err := q.store.GetSession(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{Extras: true, NoCompress: true, IgnoreCompaction: true})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return models.EncodeHistory(w, hist)
+}
+
+// usageOf reads a message's token usage, author and model from its extras.
+func usageOf(m models.HistoryMessage) (in, out int, author, model string) {
+	for _, f := range m.Extra {
+		switch f.Key {
+		case "usage":
+			var u struct {
+				In  int `json:"input_tokens"`
+				Out int `json:"output_tokens"`
+			}
+			if json.Unmarshal(f.Value, &u) == nil {
+				in, out = u.In, u.Out
+			}
+		case "author":
+			_ = json.Unmarshal(f.Value, &author)
+		case "model":
+			_ = json.Unmarshal(f.Value, &model)
+		case "pydantic_ai":
+			var src struct {
+				Model string `json:"model_name"`
+			}
+			if json.Unmarshal(f.Value, &src) == nil && model == "" {
+				model = src.Model
+			}
+		}
+	}
+	return in, out, author, model
+}
+
 func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	key := r.PathValue("id")
-	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true})
+	// all=1: every stored row, also those a compaction summary replaced.
+	all := r.URL.Query().Get("all") == "1"
+	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: all})
 	if err != nil {
 		return err
 	}
@@ -81,7 +142,11 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	pg := pageOf(from, total, "/ui/sessions/"+info.ID.String(), view)
 	var msgs []msgView
 	stored, sent := 0, 0
+	var tot usageTotals
+	replaced := 0 // rows a summary stands for, when the page shows the summary
 	for i, m := range hist {
+		in, out, _, model := usageOf(m)
+		tot.add(in, out, model)
 		n := utf8.RuneCountInString(m.Content)
 		length := n
 		if m.Compressed {
@@ -100,6 +165,9 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 			mv.Head, mv.Marker, mv.Tail = splitCut(m.Content, m.EntityKey)
 		}
 		mv.ToolCallID, mv.ToolName = m.ToolCallID, m.ToolName
+		if m.Role == models.RoleTool {
+			mv.Content = prettyText(m.Content)
+		}
 		if len(m.ToolArguments) > 0 {
 			mv.ToolArgs = pretty(m.ToolArguments)
 		}
@@ -116,11 +184,28 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 				}
 			}
 		}
+		mv.In, mv.Out, mv.Author, mv.Model = usageOf(m)
+		if b, err := json.Marshal(m); err == nil {
+			mv.JSON = escapeBidi(string(literalHTML(b)))
+		}
 		mv.Bar = lengthBar(mv.Length, t)
 		mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
 		msgs = append(msgs, mv)
 	}
+	if !all {
+		for _, m := range hist {
+			for _, f := range m.Extra {
+				var c struct {
+					ReplacesBefore int `json:"replaces_before"`
+				}
+				if f.Key == "compaction" && json.Unmarshal(f.Value, &c) == nil {
+					replaced = c.ReplacesBefore
+				}
+			}
+		}
+	}
 	d := v.base(q, "Session "+info.Name)
+	d["All"], d["Replaced"], d["Usage"] = all, replaced, tot
 	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, msgs, t, 2*t, len(hist)
 	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
 	d["View"] = "history"
@@ -230,7 +315,47 @@ func pretty(raw json.RawMessage) string {
 	if json.Indent(&b, raw, "", "  ") != nil {
 		return string(raw)
 	}
-	return b.String()
+	return string(literalHTML(b.Bytes()))
+}
+
+// literalHTML turns the \u003c, \u003e and \u0026 escapes that Go's and
+// other JSON encoders write into <, > and & again: on the page they are
+// text (escaped by the template), and the reader wants to see "<". An
+// escaped backslash before "u003c" is left alone.
+func literalHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch strings.ToLower(string(b[i+2 : i+6])) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, b[i], b[i+1]), i+1
+	}
+	return out
+}
+
+// prettyText shows a tool's return indented when it is JSON, as is.
+func prettyText(s string) string {
+	if t := strings.TrimSpace(s); t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
+		return s
+	}
+	return pretty(json.RawMessage(s))
 }
 
 type partView struct {
@@ -283,6 +408,7 @@ type auditMsg struct {
 	Role, Time, Content string
 	Compressed          bool
 	Length              int
+	raw                 map[string]any // the dict as recorded
 }
 
 type diffView struct {
@@ -301,48 +427,66 @@ const maxAuditFiles = 10000
 // role and stored timestamp (to the microsecond). A call that saw no history
 // cannot be attributed and is not shown; nor is a call of another session in
 // the same file (counted as hidden).
-func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request, q *request) error {
-	key := r.PathValue("id")
+// auditCalls is what the audit pages share: the session, its full history
+// (compaction ignored, so what a summary replaced still counts as this
+// session's) and the recorded agent calls that saw only its messages,
+// oldest first; hidden counts the calls of the same dump file that did not.
+type auditCalls struct {
+	info    sessionstore.SessionInfo
+	hist    []models.HistoryMessage
+	invs    []invView
+	hidden  int
+	readErr string
+}
+
+func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls, error) {
+	var a auditCalls
 	// Only each message's role and time are compared, so the load may cut
-	// long answers on the server; compaction is ignored so that what a
-	// summary replaced still counts as this session's.
+	// long answers on the server.
 	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true})
 	if err != nil {
-		return err
+		return a, err
 	}
+	a.info, a.hist = info, hist
 	mine := map[string]bool{}
 	for _, m := range hist {
 		if m.Timestamp != nil {
 			mine[string(m.Role)+" "+*m.Timestamp] = true
 		}
 	}
-	var invs []invView
-	hidden := 0
-	var readErr string
 	if v.o.AuditDir != "" && len(hist) > 0 {
 		// Only files that mention one of this session's message times are
 		// parsed: the first one is in every dump that saw any history.
 		first := []byte(*hist[0].Timestamp)
 		files, err := audit.Scan(v.o.AuditDir, func(b []byte) bool { return bytes.Contains(b, first) }, maxAuditFiles)
 		if err != nil {
-			readErr = err.Error()
+			a.readErr = err.Error()
 		}
 		for _, f := range files {
 			for _, inv := range f.Invocations {
 				iv := invOf(inv, audit.FileName(f.SessionID))
 				if !attributable(iv.history, mine) {
-					hidden++
+					a.hidden++
 					continue
 				}
-				iv.N = len(invs)
-				invs = append(invs, iv)
+				a.invs = append(a.invs, iv)
 			}
 		}
-		sort.SliceStable(invs, func(i, j int) bool { return invs[i].Time < invs[j].Time })
-		for i := range invs {
-			invs[i].N = i
+		sort.SliceStable(a.invs, func(i, j int) bool { return a.invs[i].Time < a.invs[j].Time })
+		for i := range a.invs {
+			a.invs[i].N = i
 		}
 	}
+	return a, nil
+}
+
+func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request, q *request) error {
+	key := r.PathValue("id")
+	ac, err := v.auditCalls(r, q, key)
+	if err != nil {
+		return err
+	}
+	info, invs, hidden, readErr := ac.info, ac.invs, ac.hidden, ac.readErr
 	d := v.base(q, "Audit of "+info.Name)
 	d["Info"], d["Key"], d["Invocations"], d["Hidden"], d["AuditDir"], d["ReadError"] = info, key, invs, hidden, v.o.AuditDir, readErr
 	a, errA := strconv.Atoi(r.URL.Query().Get("a"))
@@ -388,6 +532,7 @@ func invOf(inv map[string]any, file string) invView {
 		am.Time, _ = m["timestamp"].(string)
 		am.Compressed, _ = m["_compressed"].(bool)
 		am.Length = utf8.RuneCountInString(am.Content)
+		am.raw = m
 		if am.Compressed {
 			iv.Cut++
 		}
@@ -443,13 +588,54 @@ func diff(a, b invView) diffView {
 // --- template functions ---
 
 var funcs = template.FuncMap{
+	"num":   thousands,
+	"when":  readableTime,
 	"text":  inert,
 	"pct":   func(a, b int) int { return a * 100 / max(b, 1) },
 	"add":   func(a, b int) int { return a + b },
 	"short": func(s string) string { return shortUUID(s) },
 	"plural": func(n int, noun string) string {
-		return strconv.Itoa(n) + " " + noun + map[bool]string{true: "", false: "s"}[n == 1]
+		return thousands(n) + " " + noun + map[bool]string{true: "", false: "s"}[n == 1]
 	},
+}
+
+// thousands writes an integer with a comma between groups of three digits.
+func thousands(v any) string {
+	var s string
+	switch n := v.(type) {
+	case int:
+		s = strconv.Itoa(n)
+	case int64:
+		s = strconv.FormatInt(n, 10)
+	case int32:
+		s = strconv.FormatInt(int64(n), 10)
+	default:
+		return fmt.Sprint(v)
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// readableTime is a stored timestamp to the second, in UTC, for the page
+// without JavaScript; app.js shows it in the reader's zone (the full value
+// stays in the element's datetime and title).
+func readableTime(ts string) string {
+	t, err := models.ParseTimestamp(ts)
+	if err != nil {
+		return ts
+	}
+	return t.UTC().Format("2006-01-02 15:04:05") + " UTC"
 }
 
 func shortUUID(s string) string {
@@ -504,4 +690,104 @@ func inert(s string) template.HTML {
 	return template.HTML(b.String()) //nolint:gosec // escaped above; only our span is added
 }
 
+// escapeBidi writes the bidirectional controls of a JSON text as \u
+// escapes: the same JSON, and no raw control anywhere in the page.
+func escapeBidi(js string) string {
+	if !strings.ContainsAny(js, bidiControls) {
+		return js
+	}
+	var b strings.Builder
+	for _, r := range js {
+		if strings.ContainsRune(bidiControls, r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 const bidiControls = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+// callMsg is one message of an agent call as the model got it, with the
+// stored row it came from.
+type callMsg struct {
+	N                              int
+	Role, Time                     string
+	Length                         int
+	Compressed                     bool
+	Head, Marker, Tail             string
+	Key, Content                   string
+	ToolName, ToolCallID, ToolArgs string
+	Row                            int    // the row's index in the session (all rows), -1 if not found
+	RowLink                        string // deep link to the row on the session page
+}
+
+// callPage shows one recorded agent call in full: what it was asked, every
+// message the model got (cut ones with their hint, expandable), the tool
+// calls paired with their returns, and the pydantic-ai JSON remstore sent.
+func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) error {
+	key := r.PathValue("id")
+	ac, err := v.auditCalls(r, q, key)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 0 || n >= len(ac.invs) {
+		v.fail(w, r, http.StatusNotFound, fmt.Sprintf("no call %q: this session has %d recorded calls", r.PathValue("n"), len(ac.invs)))
+		return nil
+	}
+	iv := ac.invs[n]
+	row := map[string]int{}
+	for i, m := range ac.hist {
+		if m.Timestamp != nil {
+			row[string(m.Role)+" "+*m.Timestamp] = i
+		}
+	}
+	var raws []map[string]any
+	msgs := make([]callMsg, len(iv.history))
+	for i, m := range iv.history {
+		cm := callMsg{N: i, Role: m.Role, Time: m.Time, Length: m.Length, Compressed: m.Compressed, Content: m.Content, Row: -1}
+		if k, ok := m.raw["_entity_key"].(string); ok && m.Compressed {
+			cm.Key = k
+			cm.Head, cm.Marker, cm.Tail = splitCut(m.Content, k)
+		}
+		cm.ToolName, _ = m.raw["tool_name"].(string)
+		cm.ToolCallID, _ = m.raw["tool_call_id"].(string)
+		if a, ok := m.raw["tool_arguments"]; ok && a != nil {
+			if b, err := json.Marshal(a); err == nil {
+				cm.ToolArgs = pretty(b)
+			}
+		}
+		if cm.Role == string(models.RoleTool) {
+			cm.Content = prettyText(cm.Content)
+		}
+		if idx, ok := row[m.Role+" "+m.Time]; ok {
+			cm.Row = idx
+			cm.RowLink = fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", ac.info.ID, idx, idx)
+		}
+		msgs[i] = cm
+		raws = append(raws, m.raw)
+	}
+	// The pydantic-ai messages remstore built from this history.
+	var pyJSON string
+	var pv []pydanticMsg
+	if b, err := json.Marshal(raws); err == nil {
+		if hist, err := models.DecodeHistory(b); err == nil {
+			pv = pydanticView(hist)
+			pyJSON = escapeBidi(pretty(convert.Marshal(convert.Convert(hist, convert.Options{}))))
+		} else {
+			pyJSON = "the recorded history does not decode: " + err.Error()
+		}
+	}
+	d := v.base(q, fmt.Sprintf("Call %d of %s", n, ac.info.Name))
+	d["Info"], d["Call"], d["Messages"], d["Pydantic"], d["PydanticJSON"], d["Calls"] = ac.info, iv, msgs, pv, pyJSON, len(ac.invs)
+	if n > 0 {
+		d["PrevCall"] = fmt.Sprintf("/ui/sessions/%s/audit/%d", ac.info.ID, n-1)
+	}
+	if n+1 < len(ac.invs) {
+		d["NextCall"] = fmt.Sprintf("/ui/sessions/%s/audit/%d", ac.info.ID, n+1)
+	}
+	v.render(w, http.StatusOK, "call", d)
+	return nil
+}

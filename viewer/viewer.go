@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,11 @@ var templateFS embed.FS
 
 //go:embed static
 var staticFS embed.FS
+
+// Favicon is the viewer's icon (SVG), served at /favicon.ico by the API.
+//
+//go:embed static/favicon.svg
+var Favicon []byte
 
 // Store is what the viewer reads of a session store bound to the signed-in
 // user; *sessionstore.Store implements it.
@@ -102,7 +108,7 @@ func New(o Options) (*Viewer, error) {
 			return r.RemoteAddr
 		}
 	}
-	for _, page := range []string{"login", "sessions", "session", "audit", "error"} {
+	for _, page := range []string{"login", "sessions", "session", "audit", "call", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("viewer: template %s: %w", page, err)
@@ -110,7 +116,15 @@ func New(o Options) (*Viewer, error) {
 		v.tmpl[page] = t
 	}
 	static, _ := fs.Sub(staticFS, "static")
-	v.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/ui/static/", http.FileServerFS(static))
+	v.mux.HandleFunc("GET /ui/static/", func(w http.ResponseWriter, r *http.Request) {
+		// Files only: no listing of the folder.
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	v.mux.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/sessions", http.StatusSeeOther)
 	})
@@ -120,6 +134,8 @@ func New(o Options) (*Viewer, error) {
 	v.mux.HandleFunc("GET /ui/sessions", v.signedIn(v.sessionsPage))
 	v.mux.HandleFunc("GET /ui/sessions/{id}", v.signedIn(v.sessionPage))
 	v.mux.HandleFunc("GET /ui/sessions/{id}/audit", v.signedIn(v.auditPage))
+	v.mux.HandleFunc("GET /ui/sessions/{id}/audit/{n}", v.signedIn(v.callPage))
+	v.mux.HandleFunc("GET /ui/sessions/{id}/json", v.signedIn(v.sessionJSON))
 	v.mux.HandleFunc("GET /ui/lookup", v.signedIn(v.lookup))
 	return v, nil
 }
@@ -130,7 +146,10 @@ func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with every form POST, which the API's cross-site check
+	// (httpapi guardHosts) must refuse. Nothing leaks to another site either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	v.mux.ServeHTTP(w, r)
 }
@@ -316,19 +335,47 @@ func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request
 		}
 		rows[i] = row{s, st, last}
 	}
-	next := ""
-	if res.NextCursor != "" {
-		nq := url.Values{"cursor": {res.NextCursor}}
+	// The cursor only goes forward; the pages before are remembered in the
+	// link itself (trail: the cursors of the pages before, "-" the first),
+	// bounded so a link stays short.
+	var trail []string
+	if t := qs.Get("trail"); t != "" {
+		trail = strings.Split(t, ",")
+	}
+	if len(trail) > 50 {
+		trail = trail[len(trail)-50:]
+	}
+	link := func(cursor string, trail []string) string {
+		nq := url.Values{}
+		if cursor != "" && cursor != "-" {
+			nq.Set("cursor", cursor)
+		}
+		if len(trail) > 0 {
+			nq.Set("trail", strings.Join(trail, ","))
+		}
 		for _, k := range []string{"agent", "status", "limit"} {
 			if qs.Get(k) != "" {
 				nq.Set(k, qs.Get(k))
 			}
 		}
-		next = "/ui/sessions?" + nq.Encode()
+		return "/ui/sessions?" + nq.Encode()
+	}
+	next, prev := "", ""
+	if res.NextCursor != "" {
+		here := o.Cursor
+		if here == "" {
+			here = "-"
+		}
+		next = link(res.NextCursor, append(slices.Clone(trail), here))
+	}
+	if len(trail) > 0 {
+		prev = link(trail[len(trail)-1], trail[:len(trail)-1])
+	} else if o.Cursor != "" {
+		prev = link("", nil)
 	}
 	d := v.base(q, "Sessions")
-	d["Rows"], d["Total"], d["Next"], d["Agent"], d["Status"] = rows, res.Total, next, qs.Get("agent"), qs.Get("status")
-	d["Statuses"] = []string{"active", "completed", "cancelled", "expired"}
+	d["Rows"], d["Total"], d["Next"], d["Prev"], d["Agent"], d["Status"] = rows, res.Total, next, prev, qs.Get("agent"), qs.Get("status")
+	d["Statuses"] = models.Statuses
 	v.render(w, http.StatusOK, "sessions", d)
 	return nil
 }

@@ -218,13 +218,13 @@ func TestViewerHTTP(t *testing.T) {
 			window     string
 			first      string
 			prev, next bool
-		}{{"", 500, "1–500 of 1203", "line 0", false, true}, {"?from=500", 500, "501–1000 of 1203", "line 500", true, true},
-			{"?from=1000", 203, "1001–1203 of 1203", "line 1000", true, false}, {"?from=99999", 1, "1203–1203 of 1203", "line 1202", true, false}} {
+		}{{"", 500, "1–500 of 1,203", "line 0", false, true}, {"?from=500", 500, "501–1,000 of 1,203", "line 500", true, true},
+			{"?from=1000", 203, "1,001–1,203 of 1,203", "line 1000", true, false}, {"?from=99999", 1, "1,203–1,203 of 1,203", "line 1202", true, false}} {
 			body := get(t, c, base+tc.from, http.StatusOK)
 			if n := strings.Count(body, `class="msg `); n != tc.n {
 				t.Errorf("from %q: %d messages drawn, want %d", tc.from, n, tc.n)
 			}
-			if !strings.Contains(body, tc.window) || !strings.Contains(body, "1203 messages") {
+			if !strings.Contains(body, tc.window) || !strings.Contains(body, "1,203 messages") {
 				t.Errorf("from %q: window %q or the total missing", tc.from, tc.window)
 			}
 			if tc.first != "" && !strings.Contains(body, ">"+tc.first+"</pre>") {
@@ -246,6 +246,61 @@ func TestViewerHTTP(t *testing.T) {
 		if !strings.Contains(list, f.bob.String()) || strings.Contains(list, f.alice.String()) {
 			t.Errorf("open key as bob sees the wrong sessions")
 		}
+	})
+
+	t.Run("the finish users expect", func(t *testing.T) {
+		plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		// / leads to the viewer; the icon needs no sign-in; no folder listing.
+		resp, err := plain.Get(f.srv.URL + "/")
+		if err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/" {
+			t.Errorf("GET /: %v %v", resp.StatusCode, err)
+		}
+		if ico := get(t, plain, f.srv.URL+"/favicon.ico", http.StatusOK); !strings.HasPrefix(ico, "<svg") {
+			t.Errorf("favicon: %.40q", ico)
+		}
+		get(t, plain, f.srv.URL+"/ui/static/", http.StatusNotFound)
+		get(t, plain, f.srv.URL+"/ui/static/app.js", http.StatusOK)
+
+		c, _ := f.client(t, aliceKey, "")
+		// The status filter offers the four statuses, and error works.
+		list := get(t, c, f.srv.URL+"/ui/sessions", http.StatusOK)
+		if !strings.Contains(list, `<option value="error"`) || strings.Contains(list, "expired") {
+			t.Errorf("status filter options wrong")
+		}
+		get(t, c, f.srv.URL+"/ui/sessions?status=error", http.StatusOK)
+		// Pages forward and back: one session a page.
+		p1 := get(t, c, f.srv.URL+"/ui/sessions?limit=1", http.StatusOK)
+		next := regexp.MustCompile(`href="([^"]+)" id="next"`).FindStringSubmatch(p1)
+		if next == nil || strings.Contains(p1, `id="prev"`) {
+			t.Fatalf("first page: next %v", next)
+		}
+		p2 := get(t, c, f.srv.URL+html.UnescapeString(next[1]), http.StatusOK)
+		prev := regexp.MustCompile(`href="([^"]+)" id="prev"`).FindStringSubmatch(p2)
+		if prev == nil {
+			t.Fatal("second page has no previous link")
+		}
+		if back := get(t, c, f.srv.URL+html.UnescapeString(prev[1]), http.StatusOK); rowsOf(back) != rowsOf(p1) {
+			t.Errorf("previous page differs from the first")
+		}
+		// Numbered deep links; a tool return pretty-printed; < in arguments.
+		page := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String(), http.StatusOK)
+		for _, want := range []string{`<a class="num" href="#m3"`, "{\n  &#34;flights&#34;: 3\n}", `&lt;/pre&gt;&lt;script&gt;`, `1,048,576 characters`, `datetime="`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("session page lacks %q", want)
+			}
+		}
+		if strings.Contains(page, `\u003c`) {
+			t.Error(`session page shows \u003c for <`)
+		}
+		// The session as JSON: every stored row in full.
+		js := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+"/json", http.StatusOK)
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(js), &rows); err != nil || len(rows) != 6 || rows[2]["content"] != f.long {
+			t.Errorf("session JSON: %d rows, %v", len(rows), err)
+		}
+		// A call that does not exist.
+		get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+"/audit/7", http.StatusNotFound)
+		get(t, c, f.srv.URL+"/ui/sessions/"+f.bob.String()+"/audit/0", http.StatusNotFound)
 	})
 
 	t.Run("hostile strings are text", func(t *testing.T) {
@@ -322,4 +377,9 @@ func TestViewerRefusesWhenStorageOff(t *testing.T) {
 			t.Errorf("%s: %.300s", p, body)
 		}
 	}
+}
+
+// rowsOf is the session links of a list page.
+func rowsOf(page string) string {
+	return strings.Join(regexp.MustCompile(`href="/ui/sessions/[0-9a-f-]{36}"`).FindAllString(page, -1), " ")
 }
