@@ -263,6 +263,28 @@ func TestViewerInBrowser(t *testing.T) {
 	}
 	shot("compaction-expanded")
 
+	// Search across her sessions from the header; a result opens the
+	// message in its session.
+	run("search",
+		chromedp.Navigate(f.srv.URL+"/ui/sessions"),
+		chromedp.WaitVisible(`header input[name="q"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`header input[name="q"]`, "THREE day\n", chromedp.ByQuery),
+		chromedp.WaitVisible("#hits", chromedp.ByID),
+		chromedp.Text("#hitcount", &text, chromedp.ByID),
+	)
+	if text != "1 result" {
+		t.Errorf("search: %q", text)
+	}
+	shot("search")
+	run("open a result",
+		chromedp.Click("#hits a.hit", chromedp.ByQuery),
+		chromedp.WaitVisible("#allrows", chromedp.ByID),
+		chromedp.Evaluate(`location.hash`, &text),
+	)
+	if text != "#m2" {
+		t.Errorf("search result landed on %q, want #m2", text)
+	}
+
 	// Dark mode follows the system's preference.
 	var bg string
 	run("dark mode",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -129,6 +130,24 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: all})
 	if err != nil {
 		return err
+	}
+	// ts (a search result): the page that starts at the message stored at
+	// that time, scrolled to it; every row is shown, as search finds them.
+	if ts := r.URL.Query().Get("ts"); ts != "" {
+		if !all {
+			_, hist, err = q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: true})
+			if err != nil {
+				return err
+			}
+		}
+		for i, m := range hist {
+			if m.Timestamp != nil && *m.Timestamp == ts {
+				http.Redirect(w, r, fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", info.ID, i, i), http.StatusSeeOther)
+				return nil
+			}
+		}
+		v.fail(w, r, http.StatusNotFound, "no message of this session was stored at "+ts)
+		return nil
 	}
 	t := v.o.TruncateLength
 	view := r.URL.Query().Get("view")
@@ -789,5 +808,44 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 		d["NextCall"] = fmt.Sprintf("/ui/sessions/%s/audit/%d", ac.info.ID, n+1)
 	}
 	v.render(w, http.StatusOK, "call", d)
+	return nil
+}
+
+// searchPage searches the signed-in user's sessions.
+func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) error {
+	qs := r.URL.Query()
+	d := v.base(q, "Search")
+	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in")}
+	d["Q"], d["In"], d["Kinds"] = o.Query, o.In, sessionstore.SearchKinds
+	if strings.TrimSpace(o.Query) == "" {
+		v.render(w, http.StatusOK, "search", d)
+		return nil
+	}
+	hits, err := q.store.Search(r.Context(), o)
+	if err != nil {
+		if c := sessionstore.Classify(err); c.Kind == sessionstore.BadInput {
+			d["Error"] = err.Error()
+			v.render(w, http.StatusBadRequest, "search", d)
+			return nil
+		}
+		return err
+	}
+	type hitView struct {
+		sessionstore.SearchHit
+		Link string
+	}
+	views := make([]hitView, len(hits))
+	for i, h := range hits {
+		link := "/ui/sessions/" + h.SessionID.String()
+		switch {
+		case h.Index >= 0:
+			link += fmt.Sprintf("?all=1&from=%d#m%d", h.Index, h.Index)
+		case h.Timestamp != "":
+			link += "?ts=" + url.QueryEscape(h.Timestamp)
+		}
+		views[i] = hitView{h, link}
+	}
+	d["Hits"], d["Searched"] = views, true
+	v.render(w, http.StatusOK, "search", d)
 	return nil
 }

@@ -42,6 +42,7 @@ type Store interface {
 	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
 	SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]sessionstore.Stats, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+	Search(ctx context.Context, o sessionstore.SearchOptions) ([]sessionstore.SearchHit, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
@@ -108,7 +109,7 @@ func New(o Options) (*Viewer, error) {
 			return r.RemoteAddr
 		}
 	}
-	for _, page := range []string{"login", "sessions", "session", "audit", "call", "error"} {
+	for _, page := range []string{"login", "sessions", "session", "audit", "call", "search", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("viewer: template %s: %w", page, err)
@@ -137,6 +138,7 @@ func New(o Options) (*Viewer, error) {
 	v.mux.HandleFunc("GET /ui/sessions/{id}/audit/{n}", v.signedIn(v.callPage))
 	v.mux.HandleFunc("GET /ui/sessions/{id}/json", v.signedIn(v.sessionJSON))
 	v.mux.HandleFunc("GET /ui/lookup", v.signedIn(v.lookup))
+	v.mux.HandleFunc("GET /ui/search", v.signedIn(v.searchPage))
 	return v, nil
 }
 

@@ -303,6 +303,34 @@ func TestViewerHTTP(t *testing.T) {
 		get(t, c, f.srv.URL+"/ui/sessions/"+f.bob.String()+"/audit/0", http.StatusNotFound)
 	})
 
+	t.Run("search", func(t *testing.T) {
+		c, _ := f.client(t, aliceKey, "")
+		page := get(t, c, f.srv.URL+"/ui/search?q=three", http.StatusOK)
+		hit := regexp.MustCompile(`href="(/ui/sessions/[^"]+)" class="hit"`).FindStringSubmatch(page)
+		if hit == nil || !strings.Contains(page, "1 result") {
+			t.Fatalf("search three: %.500s", page)
+		}
+		// The result's link leads to the message: ?ts= redirects to its page.
+		plain := &http.Client{Jar: c.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := plain.Get(f.srv.URL + html.UnescapeString(hit[1]))
+		if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "?all=1&from=2#m2") {
+			t.Errorf("result link: %v %v", resp.Header.Get("Location"), err)
+		}
+		// Bob's words are not hers to find; bad input is a 400 naming it.
+		if page := get(t, c, f.srv.URL+"/ui/search?q=private", http.StatusOK); !strings.Contains(page, "0 results") {
+			t.Error("alice's search found bob's answer")
+		}
+		if page := get(t, c, f.srv.URL+"/ui/search?q=%21%21", http.StatusBadRequest); !strings.Contains(page, "no word") {
+			t.Error("a query without words is not refused")
+		}
+		if page := get(t, c, f.srv.URL+"/ui/search?q=search&in=tool", http.StatusOK); !strings.Contains(page, "1 result") {
+			t.Error("tool search")
+		}
+		if page := get(t, c, f.srv.URL+"/ui/search?q="+url.QueryEscape(f.key)+"&in=key", http.StatusOK); !strings.Contains(page, "#m2") {
+			t.Error("key search does not link to the message")
+		}
+	})
+
 	t.Run("hostile strings are text", func(t *testing.T) {
 		c, _ := f.client(t, aliceKey, "")
 		for _, page := range []string{"", "?view=pydantic", "/audit?a=0&b=1"} {

@@ -146,7 +146,11 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 		}
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			fnDistributed := false
-			if distributed {
+			// Only a migration that makes the store function again has to
+			// distribute it again (and Citus refuses to, in a transaction that
+			// also built an index across the shards).
+			remakesFn := strings.Contains(strings.Join(stmts, "\n"), "FUNCTION "+StoreFunction)
+			if distributed && remakesFn {
 				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE objid = to_regprocedure(?)::oid)`,
 					Signature).Scan(ctx, &fnDistributed); err != nil {
 					return fmt.Errorf("%s: %w", file, err)

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS remstore_messages_search;

@@ -1,0 +1,296 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/remstore/remstore/models"
+)
+
+// Search finds the tenant's live messages (or sessions) across all its
+// sessions: by the words of their content (every word of the query, each a
+// word or the start of one, case-insensitive), by tool name or agent name
+// (a case-insensitive substring), or by REM LOOKUP key. Content search uses
+// the index migration 9 made: PostgreSQL's full text over the first
+// 100,000 characters of each message, SQLite's FTS5 on the embedded
+// default; the rules (what a word is, which rows a tenant sees, the order:
+// newest first) are decided here, once, for both.
+
+// Search kinds (SearchOptions.In).
+const (
+	SearchContent = "content"
+	SearchTool    = "tool"
+	SearchKey     = "key"
+	SearchAgent   = "agent"
+)
+
+// SearchKinds are the kinds in the order a form offers them.
+var SearchKinds = []string{SearchContent, SearchTool, SearchKey, SearchAgent}
+
+// Search limits.
+const (
+	DefaultSearchLimit = 50
+	MaxSearchLimit     = 200
+	MaxSearchQuery     = 256 // code points
+	maxSearchWords     = 16
+	snippetContext     = 80 // code points either side of the first match
+)
+
+// SearchOptions say what to look for.
+type SearchOptions struct {
+	Query string
+	In    string // SearchContent (default), SearchTool, SearchKey or SearchAgent
+	Limit int    // 0 = DefaultSearchLimit; at most MaxSearchLimit
+}
+
+// SearchHit is one message found (or, for SearchAgent, one session).
+type SearchHit struct {
+	SessionID   uuid.UUID
+	SessionName string
+	AgentName   string
+	Role        string // "" for a session hit
+	Timestamp   string // the message's, as loads print it; "" for a session hit
+	Index       int    // the message's position when known (a key), else -1
+	Key         string // its REM LOOKUP key, if it has one
+	ToolName    string
+	Snippet     string // the text around the first match
+}
+
+// searchWords are the words of a query as both indexes see them: runs of
+// letters and digits, lower-cased.
+func searchWords(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		out = append(out, strings.ToLower(w))
+		if len(out) == maxSearchWords {
+			break
+		}
+	}
+	return out
+}
+
+func (o *SearchOptions) check() error {
+	o.Query = strings.TrimSpace(o.Query)
+	switch {
+	case o.In == "":
+		o.In = SearchContent
+	case !contains(SearchKinds, o.In):
+		return fieldErr(-1, "in", "%q is not %s", o.In, strings.Join(SearchKinds, ", "))
+	}
+	if err := CheckText(-1, "q", o.Query, MaxSearchQuery); err != nil {
+		return err
+	}
+	if o.Query == "" {
+		return fieldErr(-1, "q", "empty: type what to search for")
+	}
+	if o.In == SearchContent && len(searchWords(o.Query)) == 0 {
+		return fieldErr(-1, "q", "no word in %q: content search finds words (letters and digits)", o.Query)
+	}
+	if o.Limit == 0 {
+		o.Limit = DefaultSearchLimit
+	}
+	if o.Limit < 1 || o.Limit > MaxSearchLimit {
+		return fieldErr(-1, "limit", "must be from 1 to %d", MaxSearchLimit)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// likePattern is a case-insensitive substring pattern for LIKE ... ESCAPE '\'.
+func likePattern(q string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(q)) + "%"
+}
+
+// searchQueries are the statements per dialect (true: PostgreSQL). Each
+// takes the match, the tenant and the limit, and returns session id, name,
+// agent, role, time, the first 4,000 characters, key and tool name.
+var searchQueries = map[bool]struct{ content, tool, agent string }{
+	true: {
+		content: searchSelectPG + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)
+			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+		tool: searchSelectPG + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
+			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+		agent: `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
+			ORDER BY updated_at DESC, id DESC LIMIT ?`,
+	},
+	false: {
+		content: `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
+			json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
+			FROM remstore_messages_fts f JOIN messages m ON m.rowid = f.rowid JOIN sessions s ON s.id = m.session_id
+			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND remstore_messages_fts MATCH ?
+			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+		tool: `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
+			json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
+			FROM messages m JOIN sessions s ON s.id = m.session_id
+			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
+			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+		agent: `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
+			ORDER BY updated_at DESC, id DESC LIMIT ?`,
+	},
+}
+
+const searchSelectPG = `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
+	m.metadata->>'entity_key', m.metadata->>'tool_name'
+	FROM messages m JOIN sessions s ON s.id = m.session_id
+	WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
+
+// Search runs o for the store's tenant.
+func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error) {
+	if err := s.on(); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if o.In == SearchKey {
+		return s.searchKey(ctx, o.Query)
+	}
+	q := searchQueries[s.sql.Postgres]
+	var text string
+	var match any
+	switch o.In {
+	case SearchContent:
+		words := searchWords(o.Query)
+		text = q.content
+		if s.sql.Postgres {
+			// Each word, or a word it begins: 'lisb':* & 'trip':*. The words
+			// are letters and digits only, so nothing needs quoting.
+			parts := make([]string, len(words))
+			for i, w := range words {
+				parts[i] = "'" + w + "':*"
+			}
+			match = strings.Join(parts, " & ")
+		} else {
+			parts := make([]string, len(words))
+			for i, w := range words {
+				parts[i] = `"` + w + `"*`
+			}
+			match = strings.Join(parts, " ")
+		}
+	case SearchTool:
+		text, match = q.tool, likePattern(o.Query)
+	case SearchAgent:
+		return s.searchAgent(ctx, q.agent, o)
+	}
+	rows, err := s.db.QueryContext(ctx, text, match, s.userID, o.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var hits []SearchHit
+	for rows.Next() {
+		var h SearchHit
+		var sid string
+		var name, agent, key, tool *string
+		var created dbTime
+		var content string
+		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		h.SessionID, _ = uuid.Parse(sid)
+		h.SessionName, h.AgentName, h.Key, h.ToolName = deref(name), deref(agent), deref(key), deref(tool)
+		h.Timestamp, h.Index = models.FormatTimestamp(created.Time), -1
+		h.Snippet = snippet(content, o)
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+func (s *Store) searchAgent(ctx context.Context, text string, o SearchOptions) ([]SearchHit, error) {
+	rows, err := s.db.QueryContext(ctx, text, likePattern(o.Query), s.userID, o.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var hits []SearchHit
+	for rows.Next() {
+		var sid string
+		var name, agent *string
+		if err := rows.Scan(&sid, &name, &agent); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		id, _ := uuid.Parse(sid)
+		hits = append(hits, SearchHit{SessionID: id, SessionName: deref(name), AgentName: deref(agent), Index: -1})
+	}
+	return hits, rows.Err()
+}
+
+// searchKey is a lookup that says where the message is.
+func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) {
+	k, err := ParseLookupKey(key)
+	if err != nil {
+		return nil, err
+	}
+	content, err := s.Lookup(ctx, key)
+	if err != nil {
+		if Classify(err).Kind == NotFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	h := SearchHit{Role: string(models.RoleAssistant), Index: k.Index, Key: k.Raw, Snippet: clip(content, 0, 2*snippetContext)}
+	if !k.Opaque {
+		if sid, err := SessionUUID(s.userID, k.SessionID); err == nil {
+			if sess, err := s.getSession(ctx, s.db, sid); err == nil {
+				h.SessionID = sid
+				info := infoOf(sess)
+				h.SessionName, h.AgentName = info.Name, info.AgentName
+			}
+		}
+	}
+	return []SearchHit{h}, nil
+}
+
+// snippet is the text around the first match of the query in content.
+func snippet(content string, o SearchOptions) string {
+	lower := strings.ToLower(content)
+	at := -1
+	switch o.In {
+	case SearchContent:
+		for _, w := range searchWords(o.Query) {
+			if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
+				at = i
+			}
+		}
+	default:
+		at = strings.Index(lower, strings.ToLower(o.Query))
+	}
+	if at < 0 {
+		return clip(content, 0, 2*snippetContext)
+	}
+	// Lower-casing can change byte lengths; count code points on the
+	// original up to the same code point index.
+	cp := utf8.RuneCountInString(lower[:at])
+	return clip(content, max(0, cp-snippetContext), 2*snippetContext)
+}
+
+// clip is n code points of s from code point from, with … where it cut.
+func clip(s string, from, n int) string {
+	r := []rune(s)
+	if from > len(r) {
+		from = len(r)
+	}
+	end := min(len(r), from+n)
+	out := string(r[from:end])
+	if from > 0 {
+		out = "…" + out
+	}
+	if end < len(r) {
+		out += "…"
+	}
+	return out
+}
