@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 )
 
 // Search finds the tenant's live messages (or sessions) across all its
@@ -50,15 +51,15 @@ type SearchOptions struct {
 
 // SearchHit is one message found (or, for SearchAgent, one session).
 type SearchHit struct {
-	SessionID   uuid.UUID
-	SessionName string
-	AgentName   string
-	Role        string // "" for a session hit
-	Timestamp   string // the message's, as loads print it; "" for a session hit
-	Index       int    // the message's position when known (a key), else -1
-	Key         string // its REM LOOKUP key, if it has one
-	ToolName    string
-	Snippet     string // the text around the first match
+	SessionID   uuid.UUID `json:"session_id"`
+	SessionName string    `json:"session_name"`
+	AgentName   string    `json:"agent_name,omitempty"`
+	Role        string    `json:"role,omitempty"`      // "" for a session hit
+	Timestamp   string    `json:"timestamp,omitempty"` // the message's, as loads print it; "" for a session hit
+	Index       int       `json:"index"`               // the message's position when known (a key), else -1
+	Key         string    `json:"key,omitempty"`       // its REM LOOKUP key, if it has one
+	ToolName    string    `json:"tool_name,omitempty"`
+	Snippet     string    `json:"snippet,omitempty"` // the text around the first match
 }
 
 // searchWords are the words of a query as both indexes see them: runs of
@@ -188,6 +189,9 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 	}
 	rows, err := s.db.QueryContext(ctx, text, match, s.userID, o.Limit)
 	if err != nil {
+		if strings.Contains(err.Error(), "no such table: remstore_messages_fts") {
+			return nil, fmt.Errorf("%w (content search needs migration 9)", repository.ErrNotMigrated)
+		}
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()

@@ -206,6 +206,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 		newMigrateCmd(e),
 		newCitusCmd(e),
 		newSessionsCmd(e),
+		newSearchCmd(e),
 		newServeCmd(e),
 		newMCPCmd(e),
 		newBenchCmd(e),

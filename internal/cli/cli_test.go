@@ -712,3 +712,54 @@ func TestCLIWordsWithADatabase(t *testing.T) {
 		t.Errorf("load chat-1: %d %q", r.code, r.stderr)
 	}
 }
+
+// remstore search on every database: words, tools, bob sees nothing of
+// alice's, the index made and dropped on PostgreSQL, bad input exit 2.
+func TestSearchCLI(t *testing.T) {
+	t.Parallel()
+	hist, err := os.ReadFile(fixtures.Path("readme", "chat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"REMSTORE_DB": d.URL(t), "REMSTORE_USER_ID": "alice"}
+			if r := run(t, env, string(hist), "store", "--session-id", "chat-1"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			// Hand-counted in fixtures/readme/chat.json: "Lisbon" is in the
+			// question, the answer and the weather tool's return.
+			r := run(t, env, "", "search", "LISBON")
+			if r.code != 0 || strings.Count(r.stdout, "chat-1") != 3 || !strings.HasPrefix(r.stdout, "SESSION") {
+				t.Errorf("search LISBON: %d %q %q", r.code, r.stdout, r.stderr)
+			}
+			var hits []struct {
+				SessionName string `json:"session_name"`
+				Role        string `json:"role"`
+				ToolName    string `json:"tool_name"`
+			}
+			r = run(t, env, "", "search", "--in", "tool", "WEATHER", "--json")
+			if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) != 1 || hits[0].ToolName != "get_weather" || hits[0].Role != "tool" {
+				t.Errorf("search --in tool: %v %q", err, r.stdout)
+			}
+			if r := run(t, env, "", "search", "lisbon", "--user-id", "bob"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, `nothing found for user "bob"`) {
+				t.Errorf("bob: %d %q %q", r.code, r.stdout, r.stderr)
+			}
+			if r := run(t, env, "", "search", "x", "--in", "everything"); r.code != 2 || !strings.Contains(r.stderr, `--in: "everything" is not content, tool, key, agent`) {
+				t.Errorf("--in everything: %d %q", r.code, r.stderr)
+			}
+			if r := run(t, env, "", "search", "--drop-index"); r.code != 0 {
+				t.Fatalf("--drop-index: %q", r.stderr)
+			} else if want := map[bool]string{true: "absent", false: "present"}[d.Name != "sqlite"]; !strings.Contains(r.stdout, "search index: "+want) {
+				t.Errorf("--drop-index: %q, want %s", r.stdout, want)
+			}
+			if r := run(t, env, "", "search", "lisbon"); r.code != 0 || strings.Count(r.stdout, "chat-1") != 3 {
+				t.Errorf("search without the index: %d %q", r.code, r.stderr)
+			}
+			if r := run(t, env, "", "search", "--create-index"); r.code != 0 || !strings.Contains(r.stdout, "search index: present") {
+				t.Errorf("--create-index: %d %q %q", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ var update = flag.Bool("update", false, "rewrite testdata/help/*.txt")
 
 var commands = []string{"", "demo", "env", "compress", "store", "load", "lookup", "convert", "audit", "audit show",
 	"export", "import", "migrate", "completion", "sessions", "sessions list", "sessions get", "sessions status",
-	"sessions update", "sessions delete", "sessions expire", "sessions fork", "sessions compact", "sessions usage", "serve", "mcp", "bench",
+	"sessions update", "sessions delete", "sessions expire", "sessions fork", "sessions compact", "sessions usage", "serve", "search", "mcp", "bench",
 	"citus", "citus distribute", "citus undistribute", "citus status"}
 
 // Golden help output: every command documents itself with an example.

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+func newSearchCmd(e *env) *cobra.Command {
+	var o sessionstore.SearchOptions
+	var create, drop bool
+	cmd := &cobra.Command{
+		Use:   "search [QUERY] [--in content|tool|key|agent]",
+		Short: "Search the user's sessions by words, tool name, agent or REM LOOKUP key",
+		Long: `Finds the --user-id user's live messages: by the words of their content (every
+word of QUERY, or a word it begins, in any case), by part of a tool name or an
+agent name, or by a REM LOOKUP key; newest first, each with its session, role,
+time and the text around the match. The viewer's search (/ui/search) is the
+same.
+
+On PostgreSQL content search uses an index that is not made by default: it
+makes every write dearer (docs/performance.md#search). --create-index builds it
+without blocking writes (CREATE INDEX CONCURRENTLY); --drop-index drops it.
+Without it a search reads the whole table. SQLite always has its index.`,
+		Example: "  remstore search --user-id alice lisbon trip\n" +
+			"  remstore search --user-id alice --in tool search_flights --json\n" +
+			"  remstore search --create-index --db postgres://localhost/app",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Query = strings.Join(args, " ")
+			if create && drop {
+				return usageErr("--create-index and --drop-index: one at a time")
+			}
+			if create || drop {
+				if len(args) > 0 {
+					return usageErr("--create-index and --drop-index take no QUERY")
+				}
+				db, err := e.openDB(writes)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				if create {
+					err = migrations.EnableSearch(e.ctx, db)
+				} else {
+					err = migrations.DisableSearch(e.ctx, db)
+				}
+				if err != nil {
+					return err
+				}
+				on, err := migrations.SearchIndexed(e.ctx, db)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "search index: %s\n", map[bool]string{true: "present", false: "absent"}[on])
+				return nil
+			}
+			if len(args) == 0 {
+				return usageErr("give a QUERY (or --create-index / --drop-index)")
+			}
+			s, db, err := e.openStore(readOnly)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			hits, err := s.Search(e.ctx, o)
+			if err != nil {
+				if fe, ok := models.AsFieldError(err); ok && fe.Field == "q" {
+					return usageErr("QUERY: %s", fe.Reason)
+				}
+				return err
+			}
+			if e.jsonOut {
+				if hits == nil {
+					hits = []sessionstore.SearchHit{}
+				}
+				return writeJSON(e, hits)
+			}
+			if len(hits) == 0 {
+				fmt.Fprintf(e.stderr, "remstore: note: nothing found for user %q\n", e.cfg.UserID)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tTEXT")
+			for _, h := range hits {
+				name := h.SessionName
+				if name == "" {
+					name = h.SessionID.String()
+				}
+				text := strings.Join(strings.Fields(h.Snippet), " ")
+				if h.ToolName != "" {
+					text = h.ToolName + ": " + text
+				}
+				if h.Role == "" {
+					text = "agent " + h.AgentName
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, h.Role, h.Timestamp, text)
+			}
+			return tw.Flush()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.In, "in", sessionstore.SearchContent, "what to search: content, tool, key or agent")
+	f.IntVar(&o.Limit, "limit", sessionstore.DefaultSearchLimit, fmt.Sprintf("results at most (up to %d)", sessionstore.MaxSearchLimit))
+	f.BoolVar(&create, "create-index", false, "PostgreSQL: build content search's index (without blocking writes)")
+	f.BoolVar(&drop, "drop-index", false, "PostgreSQL: drop content search's index")
+	return cmd
+}

@@ -1,1 +1,0 @@
-DROP INDEX IF EXISTS remstore_messages_search;
