@@ -219,7 +219,11 @@ func TestViewerInBrowser(t *testing.T) {
 		chromedp.Evaluate(`document.querySelectorAll("#callmessages > li.msg").length`, &n),
 		chromedp.Evaluate(`document.querySelectorAll("#callmessages a.row").length`, &rows),
 		chromedp.Text("#calljson", &text, chromedp.ByID),
+		chromedp.Text("#callusage", &meta, chromedp.ByID),
 	)
+	if !strings.Contains(meta, "1,200 tokens in, 30 out, stored with 1 message") {
+		t.Errorf("call usage: %q", meta)
+	}
 	// Hand-counted: call 1 saw the 6 messages stored before it.
 	if n != 6 || rows != 6 || !strings.Contains(text, `"part_kind": "tool-call"`) || !strings.Contains(text, `"tool_name": "search"`) {
 		t.Errorf("call page: %d messages, %d row links, JSON %.200q", n, rows, text)

@@ -462,7 +462,7 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 	var a auditCalls
 	// Only each message's role and time are compared, so the load may cut
 	// long answers on the server.
-	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true})
+	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true, Extras: true})
 	if err != nil {
 		return a, err
 	}
@@ -764,6 +764,7 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 		}
 	}
 	var raws []map[string]any
+	var usage usageTotals
 	msgs := make([]callMsg, len(iv.history))
 	for i, m := range iv.history {
 		cm := callMsg{N: i, Role: m.Role, Time: m.Time, Length: m.Length, Compressed: m.Compressed, Content: m.Content, Row: -1}
@@ -782,6 +783,9 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 			cm.Content = prettyText(cm.Content)
 		}
 		if idx, ok := row[m.Role+" "+m.Time]; ok {
+			// What the rows this call saw had cost when they were made.
+			in, out, _, model := usageOf(ac.hist[idx])
+			usage.add(in, out, model)
 			cm.Row = idx
 			cm.RowLink = fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", ac.info.ID, idx, idx)
 		}
@@ -801,6 +805,7 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 	}
 	d := v.base(q, fmt.Sprintf("Call %d of %s", n, ac.info.Name))
 	d["Info"], d["Call"], d["Messages"], d["Pydantic"], d["PydanticJSON"], d["Calls"] = ac.info, iv, msgs, pv, pyJSON, len(ac.invs)
+	d["Usage"] = usage
 	if n > 0 {
 		d["PrevCall"] = fmt.Sprintf("/ui/sessions/%s/audit/%d", ac.info.ID, n-1)
 	}

@@ -82,7 +82,7 @@ func TestSlowBodiesDoNotStarveOthers(t *testing.T) {
 	conns := make([]net.Conn, slow)
 	for i := range conns {
 		conns[i] = attackerConn(t, base)
-		fmt.Fprintf(conns[i], "POST /v1/sessions/slow/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		fmt.Fprintf(conns[i], "POST /v1/sessions/slow/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"+
 			"X-User-Id: mallory\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[", attackKey)
 	}
 	time.Sleep(200 * time.Millisecond) // the bodies are now "arriving"
@@ -128,7 +128,7 @@ func TestIdleConnectionsAreCapped(t *testing.T) {
 	kept, refused := []net.Conn{}, 0
 	for range idle {
 		c := attackerConn(t, base)
-		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		switch {
