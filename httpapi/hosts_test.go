@@ -80,3 +80,27 @@ func TestDNSRebindingAndCrossSiteRefused(t *testing.T) {
 		}
 	}
 }
+
+// Behind a trusted proxy that keeps the upstream Host, a browser's POST
+// from the public name passes when the proxy names it in X-Forwarded-Host;
+// the same header from anyone else changes nothing.
+func TestCrossSiteCheckBehindAProxy(t *testing.T) {
+	t.Parallel()
+	proxies, _ := ParseTrustedProxies([]string{"loopback"})
+	s := newAPI(t, dbtest.NewSQLite(t), Options{Insecure: true, TrustedProxies: proxies, AllowedHosts: AllowedHosts("127.0.0.1:8088", nil)})
+	for _, c := range []struct {
+		remote string
+		want   int
+	}{{"127.0.0.1:5000", http.StatusCreated}, {"192.0.2.1:5000", http.StatusForbidden}} {
+		r := httptest.NewRequest("POST", "/v1/sessions/p/messages", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		r.RemoteAddr, r.Host = c.remote, "127.0.0.1:8088"
+		r.Header.Set("Origin", "https://remstore.example.com")
+		r.Header.Set("X-Forwarded-Host", "remstore.example.com")
+		r.Header.Set("X-User-Id", "alice")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("from %s: %d, want %d: %s", c.remote, w.Code, c.want, w.Body)
+		}
+	}
+}
