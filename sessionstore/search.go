@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -80,7 +81,7 @@ func (o *SearchOptions) check() error {
 	switch {
 	case o.In == "":
 		o.In = SearchContent
-	case !contains(SearchKinds, o.In):
+	case !slices.Contains(SearchKinds, o.In):
 		return fieldErr(-1, "in", "%q is not %s", o.In, strings.Join(SearchKinds, ", "))
 	}
 	if err := CheckText(-1, "q", o.Query, MaxSearchQuery); err != nil {
@@ -99,15 +100,6 @@ func (o *SearchOptions) check() error {
 		return fieldErr(-1, "limit", "must be from 1 to %d", MaxSearchLimit)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // likePattern is a case-insensitive substring pattern for LIKE ... ESCAPE '\'.

@@ -439,17 +439,16 @@ type diffView struct {
 // maxAuditFiles bounds the files one audit page reads.
 const maxAuditFiles = 10000
 
-// auditPage shows the dumps of the session's agent calls. Dump files are
-// named by the session id the caller gave (which two users may share, and
-// which a rename does not follow) and carry no user: an invocation is shown
-// only when every message it saw is a message of this session, matched by
-// role and stored timestamp (to the microsecond). A call that saw no history
-// cannot be attributed and is not shown; nor is a call of another session in
-// the same file (counted as hidden).
 // auditCalls is what the audit pages share: the session, its full history
 // (compaction ignored, so what a summary replaced still counts as this
 // session's) and the recorded agent calls that saw only its messages,
-// oldest first; hidden counts the calls of the same dump file that did not.
+// oldest first. Dump files are named by the session id the caller gave
+// (which two users may share, and which a rename does not follow) and carry
+// no user: an invocation is shown only when every message it saw is a
+// message of this session, matched by role and stored timestamp (to the
+// microsecond). A call that saw no history cannot be attributed and is not
+// shown; nor is a call of another session in the same file (hidden counts
+// them).
 type auditCalls struct {
 	info    sessionstore.SessionInfo
 	hist    []models.HistoryMessage
@@ -499,6 +498,8 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 	return a, nil
 }
 
+// auditPage shows the session's agent calls as a timeline and the diff of
+// two of them.
 func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	key := r.PathValue("id")
 	ac, err := v.auditCalls(r, q, key)
