@@ -342,6 +342,30 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error 
 	return nil
 }
 
+// GET /v1/search?q=&in=content|tool|key|agent&limit=
+func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error {
+	q := r.URL.Query()
+	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return badInput("limit", "must be an integer")
+		}
+		o.Limit = n
+	}
+	start := time.Now()
+	hits, err := st.Search(r.Context(), o)
+	s.timed("search", start)
+	if err != nil {
+		return err
+	}
+	if hits == nil {
+		hits = []sessionstore.SearchHit{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"hits": hits})
+	return nil
+}
+
 // GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()

@@ -104,3 +104,31 @@ func TestCrossSiteCheckBehindAProxy(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/search: the same search as the viewer and the CLI, the caller's
+// sessions only, bad input a 400 naming the field.
+func TestSearchRoute(t *testing.T) {
+	t.Parallel()
+	s := newAPI(t, dbtest.NewSQLite(t), Options{})
+	if code, body, _ := do(t, s, call{method: "POST", path: "/v1/sessions/trip/messages", user: "alice",
+		body: `{"messages":[{"role":"user","content":"Plan Lisbon"},{"role":"tool","content":"{}","tool_call_id":"c","tool_name":"get_weather"}]}`}); code != http.StatusCreated {
+		t.Fatalf("store: %d %s", code, body)
+	}
+	for _, c := range []struct {
+		path, user string
+		code       int
+		want       string
+	}{
+		{"/v1/search?q=LISBON", "alice", 200, `"session_name":"trip","role":"user"`},
+		{"/v1/search?q=weather&in=tool", "alice", 200, `"tool_name":"get_weather"`},
+		{"/v1/search?q=lisbon", "bob", 200, `{"hits":[]}`},
+		{"/v1/search?q=x&in=all", "alice", 400, `"field":"in"`},
+		{"/v1/search?q=", "alice", 400, `"field":"q"`},
+		{"/v1/search?q=x&limit=many", "alice", 400, `"field":"limit"`},
+	} {
+		code, body, _ := do(t, s, call{method: "GET", path: c.path, user: c.user})
+		if code != c.code || !strings.Contains(body, c.want) {
+			t.Errorf("%s as %s: %d %s; want %d with %s", c.path, c.user, code, body, c.code, c.want)
+		}
+	}
+}

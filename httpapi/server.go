@@ -235,7 +235,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Routes lists every "METHOD /path" the API serves (the OpenAPI test uses it).
 var Routes = []string{
-	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup",
+	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup", "GET /v1/search",
 	"GET /v1/sessions", "GET /v1/sessions/{id}", "PATCH /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
 	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel",
 	"DELETE /v1/sessions/{id}/messages/last", "DELETE /v1/sessions/{id}/messages",
@@ -248,6 +248,7 @@ func (s *Server) routes() {
 		"POST /v1/messages":                      s.withStore(s.postMessages),
 		"GET /v1/sessions/{id}/messages":         s.withStore(s.getMessages),
 		"GET /v1/lookup":                         s.withStore(s.lookup),
+		"GET /v1/search":                         s.withStore(s.search),
 		"GET /v1/sessions":                       s.withStore(s.listSessions),
 		"GET /v1/sessions/{id}":                  s.withStore(s.getSession),
 		"PATCH /v1/sessions/{id}":                s.withStore(s.patchSession),

@@ -257,3 +257,27 @@ def test_refusals_and_unmapped_rows(serve):
         assert "beep" not in ModelMessagesTypeAdapter.dump_json(hist).decode()
         with pytest.raises(remstore.BadRequest, match="has no pydantic-ai form"):
             c.load_pydantic_ai(sid, strict=True)
+
+
+def test_search(serve):
+    """search finds the user's messages by words, tool name and key; another user's not;
+    bad input is a BadRequest naming the field. The async client says the same."""
+    srv = serve()
+    sid, alice, bob = unique("chat"), unique("alice"), unique("bob")
+    with srv.client(alice) as c:
+        keys = c.store(sid, turn())["keys"]
+        hits = c.search("LISBON flights")
+        assert [h["role"] for h in hits] == ["user"] and hits[0]["session_name"] == sid
+        assert [h["tool_name"] for h in c.search("FLIGHTS", in_="tool")] == ["search_flights"]
+        by_key = c.search(f"REM LOOKUP {keys[1]}", in_="key")
+        assert by_key[0]["index"] == 1 and by_key[0]["key"] == keys[1]
+        with pytest.raises(remstore.BadRequest, match="in"):
+            c.search("x", in_="everything")
+    with srv.client(bob) as c:
+        assert c.search("lisbon") == []
+
+    async def main():
+        async with srv.async_client(alice) as c:
+            return await c.search("long answer")
+
+    assert [h["role"] for h in asyncio.run(main())] == ["assistant"]

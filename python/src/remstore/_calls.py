@@ -56,6 +56,18 @@ class SessionWithMessages(TypedDict):
     messages: list[dict[str, Any]]
 
 
+class SearchHit(TypedDict, total=False):
+    session_id: str
+    session_name: str
+    agent_name: str
+    role: str
+    timestamp: str
+    index: int
+    key: str
+    tool_name: str
+    snippet: str
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where the server is and who the client is, from arguments or the
@@ -262,6 +274,13 @@ def lookup(key: str) -> Call[str]:
     if not isinstance(key, str) or not key.strip():
         raise ValueError("key must be a non-empty string")
     return Call("GET", "/v1/lookup", lambda r: r.json()["content"], params={"key": key})
+
+
+def search(q: str, in_: str, limit: int | None) -> Call[list[SearchHit]]:
+    if not isinstance(q, str) or not q.strip():
+        raise ValueError("q must be a non-empty string")
+    return Call("GET", "/v1/search", lambda r: r.json()["hits"],
+                params=_params(q=q, **{"in": in_}, limit=None if limit is None else str(limit)))
 
 
 def list_sessions(status: str | Sequence[str] | None, agent: str | None, owner: str | None,

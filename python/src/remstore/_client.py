@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from . import _calls as c
-from ._calls import Call, Session, SessionPage, SessionWithMessages, Settings, StoreResult
+from ._calls import Call, SearchHit, Session, SessionPage, SessionWithMessages, Settings, StoreResult
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -91,6 +91,12 @@ class Client:
     def lookup(self, key: str) -> str:
         """REM LOOKUP: the full text behind a key (bare, or 'REM LOOKUP <key>')."""
         return self._send(c.lookup(key))
+
+    def search(self, q: str, *, in_: str = "content", limit: int | None = None) -> list[SearchHit]:
+        """The user's messages by the words of their content (every word or its start, any case),
+        by part of a tool or agent name (in_="tool", "agent"), or a REM LOOKUP key (in_="key");
+        newest first."""
+        return self._send(c.search(q, in_, limit))
 
     def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                       owner: str | None = None, created_after: datetime | str | None = None,
@@ -192,6 +198,9 @@ class AsyncClient:
 
     async def lookup(self, key: str) -> str:
         return await self._send(c.lookup(key))
+
+    async def search(self, q: str, *, in_: str = "content", limit: int | None = None) -> list[SearchHit]:
+        return await self._send(c.search(q, in_, limit))
 
     async def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                             owner: str | None = None, created_after: datetime | str | None = None,
