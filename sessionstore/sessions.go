@@ -172,7 +172,8 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (ListResult, er
 			q = q.Where("session.user_id = ?", o.UserID)
 		}
 		if o.AgentName != "" {
-			q = q.Where("session.agent_name = ?", o.AgentName)
+			// In any case: "Planner" finds the sessions of "planner".
+			q = q.Where("lower(session.agent_name) = lower(?)", o.AgentName)
 		}
 		if len(o.Statuses) > 0 {
 			q = q.Where("session.status IN (?)", bun.List(o.Statuses))

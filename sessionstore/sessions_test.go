@@ -204,6 +204,10 @@ func TestListing(t *testing.T) {
 		if p.Total != 9 { // even i (planner) with i%3 != 1
 			t.Fatalf("filtered total %d, want 9", p.Total)
 		}
+		// The agent filter ignores case.
+		if p, _ := s.ListSessions(ctx, sessionstore.ListOptions{Statuses: []string{"active", "error"}, AgentName: "PLANNER", Limit: 500}); p.Total != 9 {
+			t.Fatalf("agent PLANNER: total %d, want 9", p.Total)
+		}
 		mid := page.Sessions[10].CreatedAt
 		p, _ = s.ListSessions(ctx, sessionstore.ListOptions{CreatedBefore: mid, Limit: 500})
 		for _, x := range p.Sessions {
