@@ -40,12 +40,14 @@ func memoryFlat(t *testing.T, pydantic bool) {
 			batch[i] = models.HistoryMessage{Role: "tool", Content: `{"ok":true}`, ToolCallID: fmt.Sprint("c", i), ToolName: "f"}
 		}
 	}
-	peak := func(key string, n int) uint64 {
+	fill := func(key string, n int) {
 		for range n / 1000 {
 			if _, err := s.StoreMessages(ctx, key, batch, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	peak := func(key string, n int) uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -79,7 +81,15 @@ func memoryFlat(t *testing.T, pydantic bool) {
 	if os.Getenv("REMSTORE_STREAM_BIG") == "1" { // the target's sizes: 10k and 100k
 		n = 10_000
 	}
+	fill("small", n)
+	fill("large", 10*n)
+	// The least of three loads each: a collection that happens to run late
+	// in one load (other packages' tests share the machine) is noise, not
+	// what the load keeps.
 	small, large := peak("small", n), peak("large", 10*n)
+	for range 2 {
+		small, large = min(small, peak("small", n)), min(large, peak("large", 10*n))
+	}
 	t.Logf("pydantic-ai %v: peak heap above baseline: %d messages %d KiB, %d messages %d KiB (%.2fx)", pydantic, n, small>>10, 10*n, large>>10, float64(large)/float64(max(small, 1)))
 	if large > 2*small+(1<<20) {
 		t.Fatalf("20k messages peaked at %d bytes, 2k at %d: memory grows with the session", large, small)
