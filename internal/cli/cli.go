@@ -89,7 +89,7 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 		// cobra's count of arguments, with what the command takes.
 		msg = fmt.Sprintf("%s: %s; usage: %s", cmd.CommandPath(), msg, cmd.UseLine())
 	}
-	if code == ExitNotFound {
+	if code == ExitNotFound && cmd != nil {
 		msg = e.notFoundWords(cmd, msg)
 	}
 	if strings.Contains(msg, `prepared statement "`) && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "already exists")) {
