@@ -68,7 +68,8 @@ const (
 	StatusError     = "error"
 )
 
-// Statuses are the session statuses, in the order of their lifecycle.
+// Statuses are the session statuses, in the order of their lifecycle;
+// anything else is bad input.
 var Statuses = []string{StatusActive, StatusCompleted, StatusCancelled, StatusError}
 
 // Ptr returns a pointer to v; handy for the nullable columns.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,9 +98,6 @@ func (s *Store) SetStatus(ctx context.Context, sessionKey, status, reason string
 	return s.UpdateSession(ctx, sessionKey, SessionUpdate{Status: &status, Reason: reason})
 }
 
-// statuses are the lifecycle's states; anything else is bad input.
-var statuses = map[string]bool{models.StatusActive: true, models.StatusCompleted: true, models.StatusCancelled: true, models.StatusError: true}
-
 // setStatus is the status part of an update, inside its transaction.
 func (s *Store) setStatus(ctx context.Context, tx bun.Tx, sessionKey string, sess *models.Session, status, reason string) error {
 	if err := CheckTransition(sess.Status, status); err != nil {
@@ -154,7 +152,7 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 			return SessionInfo{}, err
 		}
 	}
-	if u.Status != nil && !statuses[*u.Status] {
+	if u.Status != nil && !slices.Contains(models.Statuses, *u.Status) {
 		return SessionInfo{}, fieldErr(-1, "status", "%q is not active, completed, cancelled or error", *u.Status)
 	}
 	if err := CheckText(-1, "reason", u.Reason, 0); err != nil {

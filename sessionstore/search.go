@@ -110,36 +110,39 @@ func likePattern(q string) string {
 
 // searchQueries are the statements per dialect (true: PostgreSQL). Each
 // takes the match, the tenant and the limit, and returns session id, name,
-// agent, role, time, the first 4,000 characters, key and tool name.
-var searchQueries = map[bool]struct{ content, tool, agent string }{
+// agent, role, time, the first 4,000 characters, key and tool name; they
+// differ only in how JSON is read and which index matches the words.
+var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: searchSelectPG + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)
-			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
-		tool: searchSelectPG + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
-			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
-		agent: `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
-			ORDER BY updated_at DESC, id DESC LIMIT ?`,
+		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail,
+		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail,
 	},
 	false: {
-		content: `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
-			json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
-			FROM remstore_messages_fts f JOIN messages m ON m.rowid = f.rowid JOIN sessions s ON s.id = m.session_id
-			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND remstore_messages_fts MATCH ?
-			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
-		tool: `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
-			json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
-			FROM messages m JOIN sessions s ON s.id = m.session_id
-			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
-			AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
-		agent: `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
-			ORDER BY updated_at DESC, id DESC LIMIT ?`,
+		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail,
+		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail,
 	},
 }
 
-const searchSelectPG = `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
-	m.metadata->>'entity_key', m.metadata->>'tool_name'
-	FROM messages m JOIN sessions s ON s.id = m.session_id
-	WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
+// searchSelect is the rows and joins of a message search, live rows of live
+// sessions.
+func searchSelect(pg bool) string {
+	if pg {
+		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
+			m.metadata->>'entity_key', m.metadata->>'tool_name'
+			FROM messages m JOIN sessions s ON s.id = m.session_id
+			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
+	}
+	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
+		json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
+		FROM messages m JOIN sessions s ON s.id = m.session_id
+		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
+}
+
+const searchTail = ` AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`
+
+// searchAgentQuery finds sessions by agent name; the same on both dialects.
+const searchAgentQuery = `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
+	ORDER BY updated_at DESC, id DESC LIMIT ?`
 
 // Search runs o for the store's tenant.
 func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error) {
@@ -177,7 +180,7 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 	case SearchTool:
 		text, match = q.tool, likePattern(o.Query)
 	case SearchAgent:
-		return s.searchAgent(ctx, q.agent, o)
+		return s.searchAgent(ctx, o)
 	}
 	rows, err := s.db.QueryContext(ctx, text, match, s.userID, o.Limit)
 	if err != nil {
@@ -206,8 +209,8 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 	return hits, rows.Err()
 }
 
-func (s *Store) searchAgent(ctx context.Context, text string, o SearchOptions) ([]SearchHit, error) {
-	rows, err := s.db.QueryContext(ctx, text, likePattern(o.Query), s.userID, o.Limit)
+func (s *Store) searchAgent(ctx context.Context, o SearchOptions) ([]SearchHit, error) {
+	rows, err := s.db.QueryContext(ctx, searchAgentQuery, likePattern(o.Query), s.userID, o.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
