@@ -125,6 +125,59 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
+// servedCLI is `remstore serve` run in-process on a free loopback port.
+type servedCLI struct {
+	addr   string
+	logs   *syncBuffer // its stdout and stderr
+	cancel context.CancelFunc
+	done   chan int
+}
+
+// serveCLI starts serve with env and args (--addr is added) and waits until
+// get answers /healthz; stop ends it and returns its exit code.
+func serveCLI(t *testing.T, env map[string]string, get func(url string) (*http.Response, error), scheme string, args ...string) *servedCLI {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &servedCLI{addr: ln.Addr().String(), logs: &syncBuffer{}, done: make(chan int, 1)}
+	_ = ln.Close()
+	var ctx context.Context
+	ctx, s.cancel = context.WithCancel(context.Background())
+	t.Cleanup(s.cancel)
+	dir := t.TempDir()
+	go func() {
+		getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		s.done <- cli.RunWith(ctx, cli.Options{Getenv: getenv, Dir: dir}, append([]string{"serve", "--addr", s.addr}, args...),
+			strings.NewReader(""), s.logs, s.logs)
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := get(scheme + "://" + s.addr + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not answer: %v\n%s", err, s.logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop cancels serve (as SIGTERM does) and returns its exit code.
+func (s *servedCLI) stop(t *testing.T) int {
+	t.Helper()
+	s.cancel()
+	select {
+	case code := <-s.done:
+		return code
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+		return -1
+	}
+}
+
 // TestServeNeverShowsThePassword starts serve on a keyword DSN with a
 // password, calls every route (and the viewer) at debug log level, and greps
 // every response, header and log line.
@@ -132,35 +185,9 @@ func TestServeNeverShowsThePassword(t *testing.T) {
 	for _, name := range []string{"url", "keyword"} {
 		t.Run(name, func(t *testing.T) {
 			forms := passwordForms(t) // a schema of its own: serve migrates it
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr := ln.Addr().String()
-			_ = ln.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			var logs syncBuffer
-			done := make(chan int, 1)
-			env := map[string]string{"REMSTORE_DB": forms[name], "HOME": t.TempDir()}
-			go func() {
-				getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-				done <- cli.RunWith(ctx, cli.Options{Getenv: getenv, Dir: t.TempDir()},
-					[]string{"serve", "--insecure-no-auth", "--ui", "--addr", addr, "--log-level", "debug"}, strings.NewReader(""), &logs, &logs)
-			}()
-			base := "http://" + addr
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				resp, err := http.Get(base + "/healthz")
-				if err == nil {
-					_ = resp.Body.Close()
-					break
-				}
-				if time.Now().After(deadline) {
-					cancel()
-					t.Fatalf("serve did not start: %v\n%s", err, logs.String())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			srv := serveCLI(t, map[string]string{"REMSTORE_DB": forms[name], "HOME": t.TempDir()}, http.Get, "http",
+				"--insecure-no-auth", "--ui", "--log-level", "debug")
+			base := "http://" + srv.addr
 			client := &http.Client{Timeout: 10 * time.Second}
 			seen := 0
 			call := func(method, path, body string) {
@@ -203,16 +230,10 @@ func TestServeNeverShowsThePassword(t *testing.T) {
 			for _, p := range []string{"/v1/sessions/s1/messages?format=pydantic-ai", "/v1/sessions/nope", "/ui/", "/ui/sessions", "/ui/sessions/s2"} {
 				call("GET", p, "")
 			}
-			cancel()
-			select {
-			case code := <-done:
-				if code != 0 {
-					t.Errorf("serve exit %d", code)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("serve did not stop")
+			if code := srv.stop(t); code != 0 {
+				t.Errorf("serve exit %d", code)
 			}
-			out := logs.String()
+			out := srv.logs.String()
 			if strings.Contains(out, secret) {
 				t.Errorf("serve logged the password:\n%s", out)
 			}

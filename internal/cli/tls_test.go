@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -78,33 +77,13 @@ func TestServeTLS(t *testing.T) {
 		}
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	srv := serveCLI(t, map[string]string{"REMSTORE_DB": filepath.Join(dir, "tls.db")}, client.Get, "https",
+		"--insecure-no-auth", "--tls-cert", cert, "--tls-key", key)
+	addr := srv.addr
+	resp, err := client.Get("https://" + addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		env := map[string]string{"REMSTORE_DB": filepath.Join(dir, "tls.db")}
-		getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-		done <- cli.RunWith(ctx, cli.Options{Getenv: getenv, Dir: dir},
-			[]string{"serve", "--insecure-no-auth", "--addr", addr, "--tls-cert", cert, "--tls-key", key}, strings.NewReader(""), &logs, &logs)
-	}()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	var resp *http.Response
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		resp, err = client.Get("https://" + addr + "/healthz")
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no HTTPS answer: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
@@ -124,11 +103,10 @@ func TestServeTLS(t *testing.T) {
 			t.Errorf("plain HTTP served: %s", b)
 		}
 	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("serve exit %d: %s", code, logs.String())
+	if code := srv.stop(t); code != 0 {
+		t.Errorf("serve exit %d: %s", code, srv.logs.String())
 	}
-	if !strings.Contains(logs.String(), "listening on https://"+addr) {
-		t.Errorf("logs: %s", logs.String())
+	if !strings.Contains(srv.logs.String(), "listening on https://"+addr) {
+		t.Errorf("logs: %s", srv.logs.String())
 	}
 }
