@@ -62,6 +62,23 @@ func profileDir(t *testing.T) string {
 	return dir
 }
 
+// newBrowser starts a headless Chromium with a fresh profile (and extra
+// flags) for one test; it ends with the test or after timeout.
+func newBrowser(t *testing.T, bin string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+	}, extra...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
 // The viewer in a real browser: sign in, open a session, expand a cut message
 // and compare it with the stored text, switch to the pydantic-ai view, diff
 // two audit dumps, meet an XSS payload and another user's session. A
@@ -74,18 +91,7 @@ func TestViewerInBrowser(t *testing.T) {
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := newBrowser(t, bin, 90*time.Second)
 
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
@@ -341,18 +347,8 @@ func TestRebindingRefusedInBrowser(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)),
-		chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1"),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	// The attacker's DNS, as Chromium's host resolver rules.
+	ctx := newBrowser(t, bin, 60*time.Second, chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1"))
 	var text string
 	if err := chromedp.Run(ctx,
 		chromedp.Navigate("http://rebind.attacker.example:"+port+"/ui/login"),
