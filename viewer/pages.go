@@ -95,6 +95,20 @@ func (v *Viewer) sessionJSON(w http.ResponseWriter, r *http.Request, q *request)
 	return models.EncodeHistory(w, hist)
 }
 
+// compactionOf reads whether a message is a compaction summary and how many
+// positions before it the summary replaces.
+func compactionOf(m models.HistoryMessage) (replacesBefore int, ok bool) {
+	for _, f := range m.Extra {
+		var c struct {
+			ReplacesBefore int `json:"replaces_before"`
+		}
+		if f.Key == "compaction" && json.Unmarshal(f.Value, &c) == nil {
+			return c.ReplacesBefore, true
+		}
+	}
+	return 0, false
+}
+
 // usageOf reads a message's token usage, author and model from its extras.
 func usageOf(m models.HistoryMessage) (in, out int, author, model string) {
 	for _, f := range m.Extra {
@@ -126,20 +140,15 @@ func usageOf(m models.HistoryMessage) (in, out int, author, model string) {
 func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	key := r.PathValue("id")
 	// all=1: every stored row, also those a compaction summary replaced.
-	all := r.URL.Query().Get("all") == "1"
+	// ts (a search result): the page that starts at the message stored at
+	// that time, scrolled to it; every row is shown, as search finds them.
+	ts := r.URL.Query().Get("ts")
+	all := r.URL.Query().Get("all") == "1" || ts != ""
 	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: all})
 	if err != nil {
 		return err
 	}
-	// ts (a search result): the page that starts at the message stored at
-	// that time, scrolled to it; every row is shown, as search finds them.
-	if ts := r.URL.Query().Get("ts"); ts != "" {
-		if !all {
-			_, hist, err = q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: true})
-			if err != nil {
-				return err
-			}
-		}
+	if ts != "" {
 		for i, m := range hist {
 			if m.Timestamp != nil && *m.Timestamp == ts {
 				http.Redirect(w, r, fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", info.ID, i, i), http.StatusSeeOther)
@@ -164,8 +173,12 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	var tot usageTotals
 	replaced := 0 // rows a summary stands for, when the page shows the summary
 	for i, m := range hist {
-		in, out, _, model := usageOf(m)
+		in, out, author, model := usageOf(m)
 		tot.add(in, out, model)
+		replaces, isSummary := compactionOf(m)
+		if isSummary && !all {
+			replaced = replaces
+		}
 		n := utf8.RuneCountInString(m.Content)
 		length := n
 		if m.Compressed {
@@ -175,7 +188,8 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		if view == "pydantic" || i < pg.From || i >= pg.To {
 			continue
 		}
-		mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: n, Length: length}
+		mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: n, Length: length,
+			Compaction: isSummary, ReplacesBefore: replaces, In: in, Out: out, Author: author, Model: model}
 		if m.Timestamp != nil {
 			mv.Time = *m.Timestamp
 		}
@@ -191,37 +205,16 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 			mv.ToolArgs = pretty(m.ToolArguments)
 		}
 		for _, f := range m.Extra {
-			switch f.Key {
-			case "tool_calls":
+			if f.Key == "tool_calls" {
 				mv.Calls = toolCalls(f.Value)
-			case "compaction":
-				var c struct {
-					ReplacesBefore int `json:"replaces_before"`
-				}
-				if json.Unmarshal(f.Value, &c) == nil {
-					mv.Compaction, mv.ReplacesBefore = true, c.ReplacesBefore
-				}
 			}
 		}
-		mv.In, mv.Out, mv.Author, mv.Model = usageOf(m)
 		if b, err := json.Marshal(m); err == nil {
 			mv.JSON = escapeBidi(string(literalHTML(b)))
 		}
 		mv.Bar = lengthBar(mv.Length, t)
 		mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
 		msgs = append(msgs, mv)
-	}
-	if !all {
-		for _, m := range hist {
-			for _, f := range m.Extra {
-				var c struct {
-					ReplacesBefore int `json:"replaces_before"`
-				}
-				if f.Key == "compaction" && json.Unmarshal(f.Value, &c) == nil {
-					replaced = c.ReplacesBefore
-				}
-			}
-		}
 	}
 	d := v.base(q, "Session "+info.Name)
 	d["All"], d["Replaced"], d["Usage"] = all, replaced, tot
