@@ -169,6 +169,8 @@ func connectError(err error) string {
 	return msg
 }
 
+const noAnswer = "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"
+
 // connectHint is what to check for a connection error, by what it says.
 func connectHint(msg string) string {
 	for _, h := range []struct{ says, hint string }{
@@ -181,8 +183,8 @@ func connectHint(msg string) string {
 		{"does not exist", "check dbname (createdb NAME makes a database) or the user name"},
 		{"server refused TLS", "the server does not speak TLS: use sslmode=disable or sslmode=prefer"},
 		{"certificate", "the server's TLS certificate was not accepted: check sslrootcert, or sslmode"},
-		{"i/o timeout", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
-		{"context deadline exceeded", "the server did not answer in time: check the address, a firewall, or REMSTORE_CONNECT_TIMEOUT"},
+		{"i/o timeout", noAnswer},
+		{"context deadline exceeded", noAnswer},
 		{"too many clients", "the server is at max_connections: lower pool_max_conns or put a pooler in front"},
 	} {
 		if strings.Contains(msg, h.says) {
