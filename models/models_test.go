@@ -36,6 +36,20 @@ func TestMarshalKeyOrder(t *testing.T) {
 	}
 }
 
+// FormatTimestamp writes its digits itself; time.Format's layout is the
+// oracle, for any instant (years beyond 0–9999 take the layout itself).
+func FuzzFormatTimestamp(f *testing.F) {
+	f.Add(int64(1705314600), int64(123456789), 0)
+	f.Add(int64(-62135596800), int64(0), -3600)
+	f.Add(int64(253402300799), int64(999999999), 50400)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		in := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(26*3600)))
+		if got, want := FormatTimestamp(in), formatLayout(in); got != want {
+			t.Fatalf("FormatTimestamp(%v) = %s, time.Format says %s", in, got, want)
+		}
+	})
+}
+
 // Python: datetime(2024,1,15,10,30,0,123456,tzinfo=timezone.utc).isoformat()
 // == '2024-01-15T10:30:00.123456+00:00'; without microseconds no fraction.
 func TestFormatTimestamp(t *testing.T) {
@@ -46,6 +60,8 @@ func TestFormatTimestamp(t *testing.T) {
 		time.Date(2024, 1, 15, 10, 30, 0, 1000, time.UTC):                         "2024-01-15T10:30:00.000001+00:00",
 		time.Date(2024, 1, 15, 10, 30, 0, 999, time.UTC):                          "2024-01-15T10:30:00+00:00",
 		time.Date(2024, 1, 15, 12, 30, 0, 500000000, time.FixedZone("x", 2*3600)): "2024-01-15T10:30:00.500000+00:00",
+		time.Date(987, 12, 31, 23, 59, 59, 999999999, time.UTC):                   "0987-12-31T23:59:59.999999+00:00",
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC):                              "10000-01-01T00:00:00+00:00",
 	}
 	for in, want := range cases {
 		if got := FormatTimestamp(in); got != want {
