@@ -144,7 +144,7 @@ func TestRoutes(t *testing.T) {
 		t.Fatalf("bob looked up alice's text: %d", code)
 	}
 	_, metrics, _ := do(t, api, call{method: "GET", path: "/metrics", auth: "-"})
-	for _, want := range []string{`remstore_http_requests_total{code="201",method="POST",route="POST /v1/sessions/{id}/messages"}`, `remstore_operation_duration_seconds_count{op="lookup"}`, `go_sql_max_open_connections{db_name="remstore"}`, "remstore_pool_max_conns 32", "remstore_pool_acquires_total"} {
+	for _, want := range []string{`remstore_http_requests_total{code="201",method="POST",route="POST /v1/sessions/{id}/messages"}`, `remstore_operation_duration_seconds_count{op="lookup"}`, `go_sql_max_open_connections{db_name="remstore"}`, `remstore_pool_max_conns{pool="main"} 32`, `remstore_pool_max_conns{pool="loads"} 16`, "remstore_pool_acquires_total"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -192,7 +192,10 @@ func New(o Options) (*Server, error) {
 	}
 	o.Registry.MustRegister(s.m.requests, s.m.latency, s.m.ops, collectors.NewDBStatsCollector(o.Stores.DB().DB.DB, "remstore"))
 	if pool := o.Stores.DB().Pool; pool != nil {
-		o.Registry.MustRegister(poolCollectors(pool)...)
+		o.Registry.MustRegister(poolCollectors(pool, "main")...)
+	}
+	if pool := o.Stores.DB().LoadPool; pool != nil {
+		o.Registry.MustRegister(poolCollectors(pool, "loads")...)
 	}
 	s.routes()
 	if o.UI {
@@ -593,14 +596,16 @@ func dbMessage(err error) string {
 	return "invalid value"
 }
 
-// poolCollectors report the pgx pool behind the database: the store's hot
-// reads take their connections there, past database/sql's own statistics.
-func poolCollectors(pool *pgxpool.Pool) []prometheus.Collector {
+// poolCollectors report a pgx pool behind the database, labelled pool="main"
+// (the store's hot reads and writes take their connections there, past
+// database/sql's own statistics) or pool="loads" (repository.DB.LoadPool).
+func poolCollectors(pool *pgxpool.Pool, name string) []prometheus.Collector {
+	labels := prometheus.Labels{"pool": name}
 	gauge := func(name, help string, f func(*pgxpool.Stat) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "remstore_pool_" + name, Help: help}, func() float64 { return f(pool.Stat()) })
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "remstore_pool_" + name, Help: help, ConstLabels: labels}, func() float64 { return f(pool.Stat()) })
 	}
 	counter := func(name, help string, f func(*pgxpool.Stat) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "remstore_pool_" + name, Help: help}, func() float64 { return f(pool.Stat()) })
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "remstore_pool_" + name, Help: help, ConstLabels: labels}, func() float64 { return f(pool.Stat()) })
 	}
 	return []prometheus.Collector{
 		gauge("max_conns", "Connections the pool may open (pool_max_conns).", func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) }),

@@ -24,6 +24,12 @@ type DB struct {
 	*bun.DB
 	// Pool is the pgx pool under DB on PostgreSQL; nil on SQLite.
 	Pool *pgxpool.Pool
+	// LoadPool runs only the store's rows statement, on generic plans
+	// (loadPool); nil on SQLite, on Citus (its planner routes a statement
+	// by the session it names, which a generic plan hides) and behind a
+	// transaction-mode pooler (a statement prepared by name may not be
+	// there next time): loads then read through Pool with custom plans.
+	LoadPool *pgxpool.Pool
 	// Citus says the database has the citus extension, when it was opened
 	// (or that Open could not tell): its planner routes a statement by the
 	// session it names, which a generic plan of some statements hides from it.
@@ -45,21 +51,25 @@ func (d *DB) Postgres() bool { return d.Pool != nil }
 // SQL returns the expressions of the database's dialect.
 func (d *DB) SQL() SQL { return SQLFor(d.Postgres()) }
 
-// poolDB puts database/sql in front of a pgx pool; closing the *sql.DB
-// closes the pool (sql.DB.Close calls its connector's Close).
-func poolDB(pool *pgxpool.Pool) *sql.DB {
-	db := sql.OpenDB(&poolConnector{Connector: stdlib.GetPoolConnector(pool), pool: pool})
+// poolDB puts database/sql in front of a pgx pool. Closing the *sql.DB
+// closes the pool (sql.DB.Close calls its connector's Close), and every
+// pool added to the connector's pools later.
+func poolDB(pool *pgxpool.Pool) (*sql.DB, *poolConnector) {
+	c := &poolConnector{Connector: stdlib.GetPoolConnector(pool), pools: []*pgxpool.Pool{pool}}
+	db := sql.OpenDB(c)
 	// Idle connections wait in the pool, where the hot path finds them too.
 	db.SetMaxIdleConns(0)
-	return db
+	return db, c
 }
 
 type poolConnector struct {
 	driver.Connector
-	pool *pgxpool.Pool
+	pools []*pgxpool.Pool
 }
 
 func (c *poolConnector) Close() error {
-	c.pool.Close()
+	for _, p := range c.pools {
+		p.Close()
+	}
 	return nil
 }

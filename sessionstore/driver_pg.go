@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -94,85 +93,25 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if c.pool == nil { // in a transaction
 		return eachRowSQL(ctx, c, q, fn)
 	}
-	// The rows query runs on a generic plan, prepared once per connection:
-	// PostgreSQL would otherwise plan it again on every call wherever
-	// sessions differ much in size (its custom plans look cheaper there),
-	// and planning it cost more than running it for a small session. Only
-	// this statement is forced: its one plan is a range of the
-	// (session_id, created_at, id) index whatever the parameters, which
-	// TestLoadPlanIsGeneric checks on a skewed table. The settings, the rows
-	// and the RESETs go in one pipeline, one round trip; an error aborts the
-	// pipeline's implicit transaction, and the SET with it (settings are
-	// transactional).
-	if !c.generic {
-		rs, err := c.pool.Query(ctx, rowsQueryPG, append([]any{c.mode}, q.args()...)...)
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		return scanRows(rs, fn)
+	// The rows query runs on a generic plan, prepared once per connection
+	// of the load pool (repository.DB.LoadPool), whose sessions force
+	// generic plans: PostgreSQL would otherwise plan it again on every call
+	// wherever sessions differ much in size (its custom plans look cheaper
+	// there), and planning it cost more than running it for a small
+	// session. Only this statement runs there: its one plan is a range of
+	// the (session_id, created_at, id) index whatever the parameters, which
+	// TestLoadPlanIsGeneric checks on a skewed table. Without that pool
+	// (Citus, a transaction-mode pooler) it is planned per call.
+	pool, mode := c.loads, pgx.QueryExecModeCacheStatement
+	if pool == nil {
+		pool, mode = c.pool, c.mode
 	}
-	conn, err := c.pool.Acquire(ctx)
+	rs, err := pool.Query(ctx, rowsQueryPG, append([]any{mode}, pgxArgs(mode, q.args())...)...)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	pc := conn.Conn()
-	sd, err := pc.Prepare(ctx, rowsStatement, rowsQueryPG)
-	if err != nil {
-		return err
-	}
-	var eqb pgx.ExtendedQueryBuilder
-	if err := eqb.Build(pc.TypeMap(), sd, q.args()); err != nil {
-		return err
-	}
-	pl := pc.PgConn().StartPipeline(ctx)
-	defer pl.Close()
-	pl.SendQueryParams(setGenericPlan, nil, nil, nil, nil)
-	pl.SendQueryStatement(sd, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
-	pl.SendQueryParams(resetPlanMode, nil, nil, nil, nil)
-	pl.SendQueryParams(resetJIT, nil, nil, nil, nil)
-	if err := pl.Sync(); err != nil {
-		return err
-	}
-	next := func() (*pgconn.ResultReader, error) {
-		res, err := pl.GetResults()
-		if err != nil {
-			return nil, err
-		}
-		rr, ok := res.(*pgconn.ResultReader)
-		if !ok {
-			return nil, fmt.Errorf("load pipeline: unexpected %T", res)
-		}
-		return rr, nil
-	}
-	set, err := next()
-	if err != nil {
-		return err
-	}
-	if _, err := set.Close(); err != nil {
-		return err
-	}
-	rr, err := next()
-	if err != nil {
-		return err
-	}
-	rs := pgx.RowsFromResultReader(pc.TypeMap(), rr)
 	defer rs.Close()
-	if err := scanRows(rs, fn); err != nil {
-		return err
-	}
-	rs.Close()
-	for range 2 { // the RESETs
-		reset, err := next()
-		if err != nil {
-			return err
-		}
-		if _, err := reset.Close(); err != nil {
-			return err
-		}
-	}
-	return pl.Close()
+	return scanRows(rs, fn)
 }
 
 // scanRows hands the rows of rowsQuery to fn.
@@ -204,19 +143,6 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 	return rs.Err()
 }
 
-const (
-	rowsStatement = "remstore_rows" // the rows query's prepared statement on each connection
-	// A generic plan's cost is estimated for the average session, which on
-	// a table holding a million-row session is high enough for JIT
-	// compilation (jit_above_cost): 13.5 ms on every call, JIT's code being
-	// compiled per execution. The load's few expressions never repay it.
-	setGenericPlan = "SELECT set_config('plan_cache_mode', 'force_generic_plan', false), set_config('jit', 'off', false)"
-	// Two RESETs: reading the reset values from pg_settings instead costs
-	// more than the load (the view computes every setting).
-	resetPlanMode = "RESET plan_cache_mode"
-	resetJIT      = "RESET jit"
-)
-
 // numberedTexts caches repository.Numbered of the few query texts the store
 // uses, so a hot read does not rewrite its text on every call.
 var numberedTexts sync.Map
@@ -235,7 +161,26 @@ func (pgDriver) queryRow(ctx context.Context, c conn, query string, args []any, 
 		return queryRowSQL(ctx, c, query, args, dest...)
 	}
 	// pgx.ErrNoRows is an sql.ErrNoRows.
-	return c.pool.QueryRow(ctx, numbered(query), append([]any{c.mode}, args...)...).Scan(dest...)
+	return c.pool.QueryRow(ctx, numbered(query), append([]any{c.mode}, pgxArgs(c.mode, args)...)...).Scan(dest...)
+}
+
+// pgxArgs hands uuids to pgx as [16]byte, in place, where mode describes
+// the statement first (so pgx knows the parameter is a uuid). As a
+// driver.Valuer a uuid.UUID is written as text, refused by pgx's binary
+// encoder (an error value formatted on the way), parsed back and encoded
+// again: a tenth of a small load's CPU. The text protocols take it as text.
+func pgxArgs(mode pgx.QueryExecMode, args []any) []any {
+	switch mode {
+	case pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeDescribeExec:
+	default:
+		return args
+	}
+	for i, a := range args {
+		if u, ok := a.(uuid.UUID); ok {
+			args[i] = [16]byte(u)
+		}
+	}
+	return args
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {

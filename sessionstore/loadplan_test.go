@@ -14,7 +14,8 @@ import (
 	"github.com/remstore/remstore/repository/migrations"
 )
 
-// A load's rows run on a forced generic plan (pgDriver.eachRow). That is
+// A load's rows run on a forced generic plan (pgDriver.eachRow, on
+// repository.DB.LoadPool, whose connections force it and nothing else). That is
 // safe only because the one plan of the rows query is a range of the
 // (session_id, created_at, id) index, never a scan and sort: on a table
 // skewed as the benchmark's is (one session of 100,000 rows, a few small
@@ -56,13 +57,33 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid, _ := s.SessionUUID(small)
-	conn, err := pgx.Connect(ctx, url)
+	// The load pool's connections start with the two settings; the main
+	// pool's keep the server's (every other statement plans as it would).
+	setting := func(c *pgx.Conn) (mode, jit string) {
+		t.Helper()
+		if err := c.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode, &jit); err != nil {
+			t.Fatal(err)
+		}
+		return mode, jit
+	}
+	if db.LoadPool == nil {
+		t.Fatal("no load pool on single-node PostgreSQL")
+	}
+	lc, err := db.LoadPool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Prepare(ctx, "q", rowsQueryPG); err != nil {
+	defer lc.Release()
+	mc, err := db.Pool.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer mc.Release()
+	if mode, jit := setting(lc.Conn()); mode != "force_generic_plan" || jit != "off" {
+		t.Fatalf("load pool: plan_cache_mode %s, jit %s", mode, jit)
+	}
+	if mode, jit := setting(mc.Conn()); mode != "auto" || jit != "on" {
+		t.Fatalf("main pool: plan_cache_mode %s, jit %s", mode, jit)
 	}
 	lit := make([]string, 0, 40)
 	for _, a := range (rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: true}).args() {
@@ -75,12 +96,15 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 			lit = append(lit, fmt.Sprint(v))
 		}
 	}
-	explain := func(mode string) string {
+	prepare := func(conn *pgx.Conn) {
 		t.Helper()
-		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+		if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsQueryPG, pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE q("+strings.Join(lit, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+	}
+	explain := func(conn *pgx.Conn) string {
+		t.Helper()
+		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE plan_test("+strings.Join(lit, ", ")+")", pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,28 +114,11 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	// The driver's own settings statement: a generic plan, and no JIT (a
-	// generic plan's cost on a skewed table crosses jit_above_cost, and
-	// JIT compiles on every execution: 13.5 ms a load in the benchmark).
-	var mode0, jit0, mode, jit string
-	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode0, &jit0); err != nil {
+	prepare(lc.Conn())
+	generic := explain(lc.Conn())
+	if _, err := lc.Conn().Exec(ctx, "DEALLOCATE plan_test", pgx.QueryExecModeSimpleProtocol); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, setGenericPlan); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode, &jit); err != nil || mode != "force_generic_plan" || jit != "off" {
-		t.Fatalf("after the driver's settings: plan_cache_mode %s, jit %s, %v", mode, jit, err)
-	}
-	for _, reset := range []string{resetPlanMode, resetJIT} {
-		if _, err := conn.Exec(ctx, reset); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode'), current_setting('jit')").Scan(&mode, &jit); err != nil || mode != mode0 || jit != jit0 {
-		t.Fatalf("after the driver's reset: plan_cache_mode %s, jit %s, %v", mode, jit, err)
-	}
-	generic := explain("force_generic_plan")
 	if !strings.Contains(generic, "session_id = $") {
 		t.Fatalf("not a generic plan:\n%s", generic)
 	}
@@ -120,10 +127,16 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 		t.Fatalf("the generic plan is not a range of the session index:\n%s", generic)
 	}
 	// What PostgreSQL chooses by itself after its five custom plans.
-	for range 6 {
-		explain("auto")
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("PostgreSQL's own choice here: generic %v", strings.Contains(explain("auto"), "session_id = $"))
+	defer conn.Close(ctx)
+	prepare(conn)
+	for range 6 {
+		explain(conn)
+	}
+	t.Logf("PostgreSQL's own choice here: generic %v", strings.Contains(explain(conn), "session_id = $"))
 	h, err := s.Load(ctx, small, LoadOptions{})
 	if err != nil || len(h) != 10 || h[0].Content != "m0" || h[9].Content != "m9" {
 		t.Fatalf("load: %v %v", h, err)

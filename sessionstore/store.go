@@ -75,7 +75,7 @@ func newStore(db *repository.DB, o Options, tr *turns) (*Store, error) {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{db: conn{IDB: db.DB, pool: db.Pool, generic: !db.Citus && db.NamedStatements(), mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
+	return &Store{db: conn{IDB: db.DB, pool: db.Pool, loads: db.LoadPool, mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
 		enabled: !o.Disabled, now: now, retries: retries}, nil
 }
 
@@ -95,10 +95,9 @@ func (s *Store) InTx(tx bun.Tx) *Store {
 type conn struct {
 	bun.IDB
 	pool *pgxpool.Pool
-	// generic runs a load's rows on a generic plan (pgDriver.eachRow); not
-	// on Citus, whose planner cannot route that plan by its session, nor
-	// behind a transaction-mode pooler (it prepares a named statement).
-	generic bool
+	// loads runs a load's rows on a generic plan (pgDriver.eachRow):
+	// repository.DB.LoadPool, nil where there is none.
+	loads *pgxpool.Pool
 	// mode is how the hot reads send statements (repository.DB.HotExecMode).
 	mode pgx.QueryExecMode
 	// turns groups concurrent store calls into one session (turns.go):

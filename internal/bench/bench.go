@@ -294,7 +294,7 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 				// The key names its session, as remstore's probe does: one
 				// shard on Citus, a recheck on one server.
 				return e.Conn.QueryRow(ctx, "SELECT content FROM messages WHERE metadata->>'entity_key' = $1 AND tenant_id = $2 AND deleted_at IS NULL AND session_id = $3 LIMIT 1",
-					key, "bench", sid).Scan(&s)
+					key, "bench", [16]byte(sid)).Scan(&s)
 			}
 		}
 		out = append(out, w)

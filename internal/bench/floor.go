@@ -15,12 +15,15 @@ import (
 	"github.com/remstore/remstore/transfer"
 )
 
+// The floors pass uuids to pgx as [16]byte, as remstore does (pgxArgs): as
+// a driver.Valuer a uuid.UUID costs pgx a text round trip per value.
+
 // floorStore is a store done by hand in native pgx: one pipelined batch
 // (BEGIN, the session lock, the session upsert, one INSERT ... SELECT whose
 // positions come from a subquery, COMMIT) with $n parameters: one round trip.
 func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.HistoryMessage, seq int) error {
 	n := len(msgs)
-	ids := make([]uuid.UUID, n)
+	ids := make([][16]byte, n)
 	roles := make([]string, n)
 	contents := make([]string, n)
 	metas := make([]string, n)
@@ -43,14 +46,14 @@ func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.H
 	b.Queue("SELECT pg_advisory_xact_lock($1)", lock)
 	b.Queue(`INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
 		VALUES ($1, $2, 'active', 'bench', 'bench', $3, $3) ON CONFLICT (id) DO UPDATE SET updated_at = EXCLUDED.updated_at`,
-		sid, sid.String(), now)
+		[16]byte(sid), sid.String(), now)
 	b.Queue(`INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
 		SELECT u.id, $1, u.role, u.content,
 		       u.meta::jsonb || jsonb_build_object('message_index', p.n + u.o - 1, 'entity_key', 'session-' || $1::text || '-msg-' || (p.n + u.o - 1)),
 		       'bench', 'bench', greatest($6::timestamptz, p.last + interval '1 microsecond') + (u.o - 1) * interval '1 microsecond', $6
 		FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, role, content, meta, o),
 		     (SELECT count(*) AS n, max(created_at) AS last FROM messages WHERE session_id = $1) p`,
-		sid, ids, roles, contents, metas, now)
+		[16]byte(sid), ids, roles, contents, metas, now)
 	b.Queue("COMMIT")
 	br := c.SendBatch(ctx, b)
 	for i := range b.Len() {
@@ -65,7 +68,7 @@ func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.H
 // floorLoad reads the same rows as a load, scanned by pgx, without compression.
 func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
 	rows, err := c.Query(ctx, `SELECT role, content, metadata, created_at, deleted_at FROM messages
-		WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id`, sid, "bench")
+		WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id`, [16]byte(sid), "bench")
 	if err != nil {
 		return err
 	}
