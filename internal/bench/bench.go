@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
@@ -89,7 +90,13 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 		if e.DB, err = repository.Open(ctx, u.String()); err != nil {
 			return nil, err
 		}
-		if e.Conn, err = pgx.Connect(ctx, u.String()); err != nil {
+		// pgxpool's parser takes the pool_* parameters out of the URL
+		// (pool_max_conns=N); pgx's alone would send them to the server.
+		pcfg, err := pgxpool.ParseConfig(u.String())
+		if err != nil {
+			return nil, err
+		}
+		if e.Conn, err = pgx.ConnectConfig(ctx, pcfg.ConnConfig); err != nil {
 			return nil, err
 		}
 		dbx := e.DB
