@@ -62,21 +62,31 @@ func storeCall(s *Store, p *writePlan) (string, []any, error) {
 		[]any{p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive}, nil
 }
 
-// writeFunction is one store call, one statement.
+// writeFunction is one store call, one statement: on the pool a statement
+// pgx prepares once per connection (the rows travel as a parameter, not as
+// a literal the server must lex, nor one bun must quote), in a transaction
+// through it.
 func writeFunction(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
 	q, args, err := storeCall(s, p)
 	if err != nil {
 		return writeOutcome{}, err
 	}
-	return scanOutcome(db.QueryRowContext(ctx, q, args...))
+	if c, ok := db.(conn); ok && c.pool != nil {
+		return scanOutcome(c.pool.QueryRow(ctx, numbered(q), append([]any{c.mode}, pgxArgs(c.mode, args)...)...), c.mode)
+	}
+	return scanOutcome(db.QueryRowContext(ctx, q, args...), pgx.QueryExecModeSimpleProtocol)
 }
 
-// scanOutcome reads the store function's one row.
-func scanOutcome(row interface{ Scan(...any) error }) (writeOutcome, error) {
+// scanOutcome reads the store function's one row, sent in mode: pgx scans
+// the keys itself where they come in binary, bun's parser their text.
+func scanOutcome(row interface{ Scan(...any) error }, mode pgx.QueryExecMode) (writeOutcome, error) {
 	var out writeOutcome
 	var first sql.NullInt64
 	var existing []byte
-	keys := pgdialect.Array(&out.keys)
+	var keys any = &out.keys
+	if !described(mode) {
+		keys = pgdialect.Array(&out.keys)
+	}
 	if err := row.Scan(&out.status, &first, &existing, keys); err != nil {
 		return out, err
 	}
@@ -164,15 +174,23 @@ func (pgDriver) queryRow(ctx context.Context, c conn, query string, args []any, 
 	return c.pool.QueryRow(ctx, numbered(query), append([]any{c.mode}, pgxArgs(c.mode, args)...)...).Scan(dest...)
 }
 
+// described says pgx describes a statement sent in mode before it binds it
+// (parameter and result types known: binary values).
+func described(mode pgx.QueryExecMode) bool {
+	switch mode {
+	case pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeDescribeExec:
+		return true
+	}
+	return false
+}
+
 // pgxArgs hands uuids to pgx as [16]byte, in place, where mode describes
 // the statement first (so pgx knows the parameter is a uuid). As a
 // driver.Valuer a uuid.UUID is written as text, refused by pgx's binary
 // encoder (an error value formatted on the way), parsed back and encoded
 // again: a tenth of a small load's CPU. The text protocols take it as text.
 func pgxArgs(mode pgx.QueryExecMode, args []any) []any {
-	switch mode {
-	case pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeDescribeExec:
-	default:
+	if !described(mode) {
 		return args
 	}
 	for i, a := range args {

@@ -174,7 +174,7 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 		br := pc.SendBatch(ctx, b)
 		var first error
 		for _, cl := range calls {
-			out, err := scanOutcome(br.QueryRow())
+			out, err := scanOutcome(br.QueryRow(), pgx.QueryExecModeSimpleProtocol)
 			if err != nil {
 				if first == nil {
 					first = err
