@@ -44,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v3.sql), which the differential
+// those of the store function (store_batch_v4.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -138,7 +138,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v3.sql): the count kept at the
+// the store function finds it (store_batch_v4.sql): the count kept at the
 // last write, plus the rows after that write's last row when the session's
 // newest row is another; the rows counted once when there is no usable count.
 func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (int, error) {

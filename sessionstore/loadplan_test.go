@@ -3,26 +3,28 @@ package sessionstore
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
 )
 
-// A load's rows run on a forced generic plan (pgDriver.eachRow, on
-// repository.DB.LoadPool, whose connections force it and nothing else). That is
-// safe only because the one plan of the rows query is a range of the
-// (session_id, created_at, id) index, never a scan and sort: on a table
-// skewed as the benchmark's is (one session of 100,000 rows, a few small
-// ones), where PostgreSQL's own choice is a custom plan on every call, the
-// generic plan must still be that, and load a 10-message session in order.
-func TestLoadPlanIsGeneric(t *testing.T) {
-	t.Parallel()
+// skewed makes a database whose messages are skewed as the benchmark's
+// are: one session of 100,000 rows and a few small ones ("other-0".."other-4"
+// of 3 messages, "small" of 10, all tenant "bench"), analyzed. s is bound to
+// "bench".
+func skewed(t *testing.T) (string, *repository.DB, *Store) {
+	t.Helper()
 	ctx := context.Background()
 	url := dbtest.NewPostgresURL(t)
 	db := dbtest.OpenRaw(t, url)
@@ -49,13 +51,27 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	small := "small"
-	if _, err := s.StoreMessages(ctx, small, msgs, ""); err != nil {
+	if _, err := s.StoreMessages(ctx, "small", msgs, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "ANALYZE messages"); err != nil {
 		t.Fatal(err)
 	}
+	return url, db, s
+}
+
+// A load's rows run on a forced generic plan (pgDriver.eachRow, on
+// repository.DB.LoadPool, whose connections force it and nothing else). That is
+// safe only because the one plan of the rows query is a range of the
+// (session_id, created_at, id) index, never a scan and sort: on a table
+// skewed as the benchmark's is (one session of 100,000 rows, a few small
+// ones), where PostgreSQL's own choice is a custom plan on every call, the
+// generic plan must still be that, and load a 10-message session in order.
+func TestLoadPlanIsGeneric(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, db, s := skewed(t)
+	small := "small"
 	sid, _ := s.SessionUUID(small)
 	// The load pool's connections start with the two settings; the main
 	// pool's keep the server's (every other statement plans as it would).
@@ -140,5 +156,136 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 	h, err := s.Load(ctx, small, LoadOptions{})
 	if err != nil || len(h) != 10 || h[0].Content != "m0" || h[9].Content != "m9" {
 		t.Fatalf("load: %v %v", h, err)
+	}
+}
+
+// The store function's statements run on generic plans, prepared once per
+// connection (store_batch_v4.sql), made from whatever statistics the table
+// has then. Every statement a store runs, nested ones included
+// (auto_explain sends each plan, with the rows each node read, to the
+// client), reads messages by a probe: at most 2 rows a node, on a table
+// never analyzed (where a join of the kept position read the session's
+// rows) and on the skewed one. The writes: a first one (counted), common
+// ones (the kept count), one after the peer's rows (counted from the kept
+// row), one with caller ids. Only the two counts, which EXECUTE plans for
+// their values, read more; on the skewed table nothing scans messages. The
+// probes' plans must be generic (their conditions name $n), which fails if
+// the function's plan_cache_mode is lost.
+func TestStoreFunctionPlans(t *testing.T) {
+	t.Parallel()
+	for _, table := range []string{"never analyzed", "analyzed while tiny", "skewed"} {
+		t.Run(table, func(t *testing.T) {
+			t.Parallel()
+			storePlans(t, table)
+		})
+	}
+}
+
+// dynamic matches the plan of a statement the function EXECUTEs, each
+// marked so in its text.
+var dynamic = regexp.MustCompile(`Query Text: /\* planned per call \*/`)
+
+// disabled matches a plan cost that includes PostgreSQL's disable_cost (1e10).
+var disabled = regexp.MustCompile(`cost=\d{10,}`)
+
+var actualRows = regexp.MustCompile(`(?m)^.* on messages\b.*\(actual time=\S+ rows=(\d+) loops=\d+\)`)
+
+func storePlans(t *testing.T, table string) {
+	ctx := context.Background()
+	var url string
+	var db *repository.DB
+	analyzed := table == "skewed"
+	if analyzed {
+		url, db, _ = skewed(t)
+	} else {
+		url = dbtest.NewPostgresURL(t)
+		db = dbtest.OpenRaw(t, url)
+		if err := migrations.Up(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if table == "analyzed while tiny" { // one page each: a scan looks cheaper than a probe
+		s, err := New(db, Options{UserID: "bench"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := s.StoreMessages(ctx, fmt.Sprintf("seed-%d", i), []models.HistoryMessage{{Role: models.RoleUser, Content: "q", ID: uuid.NewString()}}, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.ExecContext(ctx, "ANALYZE messages; ANALYZE sessions; ANALYZE remstore_positions"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var plans []string
+	pdb, err := repository.OpenWith(ctx, url, repository.Options{Configure: func(c *pgx.ConnConfig) {
+		c.RuntimeParams["session_preload_libraries"] = "auto_explain"
+		c.RuntimeParams["auto_explain.log_min_duration"] = "0"
+		c.RuntimeParams["auto_explain.log_nested_statements"] = "on"
+		c.RuntimeParams["auto_explain.log_analyze"] = "on"
+		c.RuntimeParams["auto_explain.log_level"] = "notice"
+		c.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+			mu.Lock()
+			plans = append(plans, n.Message)
+			mu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pdb.Close() })
+	s, err := New(pdb, Options{UserID: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 30
+	turn := []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: "a"}}
+	for i := range writes {
+		if _, err := s.StoreMessages(ctx, "fresh", turn, ""); err != nil {
+			t.Fatal(err)
+		}
+		if i == writes-5 { // the peer's rows after remstore's last write
+			sid, _ := s.SessionUUID("fresh")
+			if _, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+				SELECT gen_random_uuid(), ?, 'user', 'peer', '{}', 'bench', 'bench', now() + interval '1 hour' + g * interval '1 microsecond', now()
+				FROM generate_series(1, 2) g`, sid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	withIDs := []models.HistoryMessage{{Role: models.RoleUser, Content: "q", ID: uuid.NewString()}}
+	if _, err := s.StoreMessages(ctx, "fresh", withIDs, ""); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var counts, generic int
+	for _, p := range plans {
+		if disabled.MatchString(p) { // enable_seqscan = off could not avoid a scan
+			t.Errorf("a store statement has no plan but a disabled one (and JIT compiles such costs):\n%s", p)
+		}
+		if dynamic.MatchString(p) { // EXECUTE: planned for its values each time
+			if strings.Contains(p, "count(*)") {
+				counts++
+			}
+			if analyzed && strings.Contains(p, "Seq Scan on messages") {
+				t.Errorf("a statement scans messages:\n%s", p)
+			}
+			continue
+		}
+		for _, m := range actualRows.FindAllStringSubmatch(p, -1) {
+			if n, _ := strconv.Atoi(m[1]); n > 2 {
+				t.Errorf("a store statement read %d rows of messages:\n%s", n, p)
+			}
+		}
+		if strings.Contains(p, "ORDER BY m.created_at DESC LIMIT 1") && strings.Contains(p, "session_id = $") {
+			generic++
+		}
+	}
+	if counts < 2 || generic < writes {
+		t.Fatalf("%d plans seen, %d of them counts (want the first write's and the peer rows'), %d generic plans of the newest-row probe (want one per write):\n%s",
+			len(plans), counts, generic, strings.Join(plans, "\n---\n"))
 	}
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // StoreFunction is the PostgreSQL write of a store call
-// (sql/functions/store_batch_v3.sql); Signature names it for ALTER, DROP
+// (sql/functions/store_batch_v4.sql); Signature names it for ALTER, DROP
 // and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
@@ -71,7 +71,7 @@ func statements(name string) ([]string, error) {
 // StoreFunctionSQL is the current store function's CREATE statement (Citus
 // makes it again, local, when it undistributes).
 func StoreFunctionSQL() string {
-	s, err := statements("functions/store_batch_v3.sql")
+	s, err := statements("functions/store_batch_v4.sql")
 	if err != nil || len(s) != 1 {
 		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
 	}
@@ -185,7 +185,7 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 
 // DistributeStoreFunction pins the store function's search_path to its
 // schema (a delegated call runs on a worker, whose connections have their own
-// search_path) and distributes it by its session argument, co-located with
+// search_path), lets it plan as PostgreSQL chooses, and distributes it by its session argument, co-located with
 // sessions: a call outside a transaction block runs on the session's worker.
 func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 	var schema string
@@ -195,6 +195,14 @@ func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 	}
 	if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" SET search_path = ?", bun.Ident(schema)); err != nil {
 		return fmt.Errorf("pin the search_path of %s: %w", StoreFunction, err)
+	}
+	// Citus plans each statement for the shard its session names, which a
+	// generic plan hides ("could not create distributed plan"): the
+	// distributed function plans as PostgreSQL chooses.
+	for _, setting := range []string{"plan_cache_mode", "enable_seqscan"} {
+		if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" RESET "+setting); err != nil {
+			return fmt.Errorf("custom plans for %s: %w", StoreFunction, err)
+		}
 	}
 	if _, err := db.ExecContext(ctx, "SELECT create_distributed_function(?, '$1', colocate_with := 'sessions')", Signature); err != nil {
 		return fmt.Errorf("distribute %s: %w", StoreFunction, err)
