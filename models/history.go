@@ -358,9 +358,11 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 			if isNull && nullable {
 				return nil
 			}
-			if isNull || json.Unmarshal(raw, dst) != nil {
+			v, ok := unquote(raw)
+			if isNull || !ok {
 				return &FieldError{Index: i, Field: k, Reason: "must be a string"}
 			}
+			*dst = v
 			return nil
 		}
 		switch k {
@@ -422,6 +424,22 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 		return m, &FieldError{Index: i, Field: "role", Reason: "missing"}
 	}
 	return m, nil
+}
+
+// unquote reads a JSON value the decoder has checked (valid JSON, valid
+// UTF-8): a string without a backslash is its own text between the quotes,
+// so the common string skips json.Unmarshal, a fifth of decoding a request.
+// ok is false when raw is not a string. FuzzUnquote holds it to
+// json.Unmarshal.
+func unquote(raw json.RawMessage) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func compact(raw json.RawMessage) json.RawMessage {

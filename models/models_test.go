@@ -2,10 +2,12 @@ package models
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestMarshalKeyOrder(t *testing.T) {
@@ -148,6 +150,26 @@ func TestStringArray(t *testing.T) {
 			t.Errorf("Scan(%q) accepted", bad)
 		}
 	}
+}
+
+// unquote's shortcut gives what json.Unmarshal gives, for every value the
+// decoder lets through (valid JSON, valid UTF-8).
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"x"`, `"a\nb"`, `""`, `"\u00e9"`, `1`, `null`, `"é"`, `{"a":"b"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) || !utf8.Valid(raw) {
+			return
+		}
+		raw = bytes.TrimSpace(raw) // as json.Decoder hands a RawMessage
+		var want string
+		wantErr := json.Unmarshal(raw, &want)
+		got, ok := unquote(raw)
+		if ok != (wantErr == nil) || got != want {
+			t.Fatalf("unquote(%q) = %q, %v; json.Unmarshal: %q, %v", raw, got, ok, want, wantErr)
+		}
+	})
 }
 
 func FuzzDecodeHistory(f *testing.F) {
