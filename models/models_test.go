@@ -3,6 +3,7 @@ package models
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -173,10 +174,22 @@ func FuzzUnquote(f *testing.F) {
 }
 
 func FuzzDecodeHistory(f *testing.F) {
-	for _, s := range []string{`[]`, `[{"role":"user","content":"x"}]`, `[{"role":"tool","tool_arguments":{"a":[1]},"x":null}]`, `[{"role":"a","role":"b"}]`, "[{\"role\":\"\xff\"}]"} {
+	for _, s := range []string{`[]`, `[{"role":"user","content":"x"}]`, `[{"role":"tool","tool_arguments":{"a":[1]},"x":null}]`, `[{"role":"a","role":"b"}]`, "[{\"role\":\"\xff\"}]",
+		` [ {"role" : "user", "x": [1, "a]b", {"c": "}\"]\\"}, -1.5e3, true], "content": "q\n"} , {"role":"tool","_original_length":3}] `,
+		`[{"role":"user","content":1}]`, `[{"role":"user"},2]`, `{"role":"user"}`, `[{"\u0072ole":"user"}]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The hand walk and encoding/json's tokens: the same messages, the
+		// same error, wherever the walk takes the document.
+		if json.Valid(data) {
+			if fast, ok, errFast := decodeValid(data); ok {
+				slow, errSlow := decodeTokens(data)
+				if fmt.Sprint(errFast) != fmt.Sprint(errSlow) || !reflect.DeepEqual(fast, slow) {
+					t.Fatalf("%q: walked %v %v; tokens %v %v", data, fast, errFast, slow, errSlow)
+				}
+			}
+		}
 		msgs, err := DecodeHistory(data)
 		if err != nil {
 			return
@@ -194,4 +207,26 @@ func FuzzDecodeHistory(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s", b1.Bytes(), b2.Bytes())
 		}
 	})
+}
+
+// BenchmarkDecodeHistory decodes a 4-message turn as the API receives it,
+// by DecodeHistory (the hand walk) and by encoding/json's tokens alone.
+func BenchmarkDecodeHistory(b *testing.B) {
+	turn := []byte(`[{"role":"user","content":"question 1: what are the options for the trip?"},` +
+		`{"role":"assistant","content":"` + strings.Repeat("Here is a detailed answer with several options. ", 12) + `"},` +
+		`{"role":"tool","content":"{\"status\":\"success\",\"results\":[1,2,3]}","tool_call_id":"call_1","tool_name":"search","tool_arguments":{"q":"trip"}},` +
+		`{"role":"assistant","content":"Done.","timestamp":"2026-11-25T10:00:00+00:00"}]`)
+	for _, c := range []struct {
+		name   string
+		decode func([]byte) ([]HistoryMessage, error)
+	}{{"DecodeHistory", DecodeHistory}, {"tokens", decodeTokens}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.decode(turn); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
