@@ -121,12 +121,9 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 			out.Citus = true
 		}
 		if !out.Citus && out.NamedStatements() {
-			var err error
-			if out.LoadPool, err = loadPool(ctx, pcfg); err != nil {
-				_ = db.Close()
-				return nil, fmt.Errorf("%w: %s: %s", ErrUnavailable, settings.MaskURL(dbURL), connectError(err))
+			if out.LoadPool = loadPool(pctx, pcfg); out.LoadPool != nil {
+				connector.pools = append(connector.pools, out.LoadPool)
 			}
-			connector.pools = append(connector.pools, out.LoadPool)
 		}
 	}
 	return out, nil
@@ -140,15 +137,28 @@ func OpenWith(ctx context.Context, dbURL string, o Options) (*DB, error) {
 // off because a generic plan's cost is estimated for the average session:
 // on a table holding a million-row session it crossed jit_above_cost, and
 // JIT compiled on every call (13.5 ms a 10-message load). Half as many
-// connections as the main pool at most, opened only as loads need them.
-func loadPool(ctx context.Context, main *pgxpool.Config) (*pgxpool.Pool, error) {
+// connections as the main pool at most.
+//
+// Its first connection is made here: a pooler in front of the server
+// (PgBouncer: "unsupported startup parameter: plan_cache_mode") or a server
+// before PostgreSQL 12 refuses the settings, and then there is no load
+// pool (nil): loads plan per call on the main pool, as on Citus.
+func loadPool(ctx context.Context, main *pgxpool.Config) *pgxpool.Pool {
 	c := main.Copy()
 	c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
 	c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	c.ConnConfig.RuntimeParams["jit"] = "off"
 	c.MaxConns = max(1, main.MaxConns/2)
 	c.MinConns, c.MinIdleConns = 0, 0
-	return pgxpool.NewWithConfig(ctx, c)
+	p, err := pgxpool.NewWithConfig(ctx, c)
+	if err != nil {
+		return nil
+	}
+	if err := p.Ping(ctx); err != nil {
+		p.Close()
+		return nil
+	}
+	return p
 }
 
 // oneLine joins a multi-line driver error into one line: pgx puts the reason

@@ -26,9 +26,10 @@ type DB struct {
 	Pool *pgxpool.Pool
 	// LoadPool runs only the store's rows statement, on generic plans
 	// (loadPool); nil on SQLite, on Citus (its planner routes a statement
-	// by the session it names, which a generic plan hides) and behind a
+	// by the session it names, which a generic plan hides), behind a
 	// transaction-mode pooler (a statement prepared by name may not be
-	// there next time): loads then read through Pool with custom plans.
+	// there next time) and where the settings are refused at connection
+	// (PgBouncer): loads then read through Pool with custom plans.
 	LoadPool *pgxpool.Pool
 	// Citus says the database has the citus extension, when it was opened
 	// (or that Open could not tell): its planner routes a statement by the
