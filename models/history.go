@@ -285,7 +285,7 @@ func (e *HistoryEncoder) Close() error {
 // A document that is valid JSON and an array of objects is walked once by
 // hand (decodeValid); any other goes through encoding/json's tokens
 // (decodeTokens), whose errors name what is wrong. Both hand each field to
-// the one decodeField, and FuzzDecodeHistory holds the two to the same
+// one messageDecoder, and FuzzDecodeHistory holds the two to the same
 // messages and the same errors.
 func DecodeHistory(data []byte) ([]HistoryMessage, error) {
 	if json.Valid(data) {
