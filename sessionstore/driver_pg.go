@@ -72,7 +72,7 @@ func writeFunction(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (wri
 		return writeOutcome{}, err
 	}
 	if c, ok := db.(conn); ok && c.pool != nil {
-		return scanOutcome(c.pool.QueryRow(ctx, numbered(q), append([]any{c.mode}, pgxArgs(c.mode, args)...)...), c.mode)
+		return scanOutcome(c.pool.QueryRow(ctx, numbered(q), pgxArgs(c.mode, args)...), c.mode)
 	}
 	return scanOutcome(db.QueryRowContext(ctx, q, args...), pgx.QueryExecModeSimpleProtocol)
 }
@@ -116,7 +116,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if pool == nil {
 		pool, mode = c.pool, c.mode
 	}
-	rs, err := pool.Query(ctx, rowsQueryPG, append([]any{mode}, pgxArgs(mode, q.args())...)...)
+	rs, err := pool.Query(ctx, rowsQueryPG, pgxArgs(mode, q.args())...)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (pgDriver) queryRow(ctx context.Context, c conn, query string, args []any, 
 		return queryRowSQL(ctx, c, query, args, dest...)
 	}
 	// pgx.ErrNoRows is an sql.ErrNoRows.
-	return c.pool.QueryRow(ctx, numbered(query), append([]any{c.mode}, pgxArgs(c.mode, args)...)...).Scan(dest...)
+	return c.pool.QueryRow(ctx, numbered(query), pgxArgs(c.mode, args)...).Scan(dest...)
 }
 
 // described says pgx describes a statement sent in mode before it binds it
@@ -184,21 +184,24 @@ func described(mode pgx.QueryExecMode) bool {
 	return false
 }
 
-// pgxArgs hands uuids to pgx as [16]byte, in place, where mode describes
-// the statement first (so pgx knows the parameter is a uuid). As a
+// pgxArgs is a statement's arguments as pgx takes them: the exec mode
+// first, then args, each uuid as [16]byte where mode describes the
+// statement first (so pgx knows the parameter is a uuid). As a
 // driver.Valuer a uuid.UUID is written as text, refused by pgx's binary
 // encoder (an error value formatted on the way), parsed back and encoded
 // again: a tenth of a small load's CPU. The text protocols take it as text.
+// The caller's slice is left as it was.
 func pgxArgs(mode pgx.QueryExecMode, args []any) []any {
-	if !described(mode) {
-		return args
-	}
-	for i, a := range args {
-		if u, ok := a.(uuid.UUID); ok {
-			args[i] = [16]byte(u)
+	out := make([]any, 0, len(args)+1)
+	out = append(out, mode)
+	binary := described(mode)
+	for _, a := range args {
+		if u, ok := a.(uuid.UUID); ok && binary {
+			a = [16]byte(u)
 		}
+		out = append(out, a)
 	}
-	return args
+	return out
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
