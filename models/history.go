@@ -473,6 +473,8 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 			return m, &FieldError{Index: i, Reason: "malformed JSON: " + plainJSONError(err)}
 		}
 		k := kt.(string) // object keys are always strings
+		// Before the value is read: a repeated key is named even where its
+		// value is malformed (d.field says the same for valid documents).
 		if d.seen[k] {
 			return m, &FieldError{Index: i, Field: k, Reason: "duplicate key"}
 		}
