@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/remstore/remstore/internal/dbtest"
@@ -36,9 +37,11 @@ func TestImportIsAsStrictAsStore(t *testing.T) {
 	sess := func(tenant string) string {
 		return fmt.Sprintf(`{"kind":"session","id":%q,"name":"s","status":"active","tenant_id":%q,"user_id":%q,"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"}`, sid, tenant, tenant)
 	}
-	n := 0
+	// The databases' subtests run in parallel and share these builders:
+	// the counter that makes ids unique is atomic.
+	var counter atomic.Int64
 	msgTo := func(session, tenant, extra string) string {
-		n++
+		n := counter.Add(1)
 		return fmt.Sprintf(`{"kind":"message","id":"00000000-0000-4000-8000-%012d","session_id":%q,"role":"user","content":"hi","tenant_id":%q,"created_at":"2024-01-01T00:00:0%dZ","updated_at":"2024-01-01T00:00:00Z"%s}`,
 			n, session, tenant, n%10, extra)
 	}
