@@ -64,10 +64,16 @@ def main(path):
                   + " |")
     if data.get("http"):
         print()
-        print("| through serve's HTTP API | clients | library ops/s | library p50 ms | HTTP ops/s | HTTP p50 ms | HTTP / library |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| through serve's HTTP API | clients | library ops/s | library p50 ms | bare net/http ops/s | bare p50 ms | serve ops/s | serve p50 ms | bare / library | serve / library | serve / bare |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for h in data["http"]:
-            print(f"| {h['name']} | {h['clients']} | {h['library_ops_per_sec']:,.0f} | {h['library_p50_ms']:.2f} | {h['http_ops_per_sec']:,.0f} | {h['http_p50_ms']:.2f} | **{100 * h['http_over_library']:.0f}%** |")
+            bare = h.get("bare_http_ops_per_sec")
+            print(f"| {h['name']} | {h['clients']} | {h['library_ops_per_sec']:,.0f} | {h['library_p50_ms']:.2f} | "
+                  + (f"{bare:,.0f} | {h['bare_http_p50_ms']:.2f} | " if bare else "– | – | ")
+                  + f"{h['http_ops_per_sec']:,.0f} | {h['http_p50_ms']:.2f} | "
+                  + (f"{100 * h['bare_http_over_library']:.0f}% | " if bare else "– | ")
+                  + f"**{100 * h['http_over_library']:.0f}%** | "
+                  + (f"{100 * h['http_over_bare_http']:.0f}% |" if bare else "– |"))
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ func BenchmarkScale(b *testing.B) {
 			}
 			b.ReportMetric(h.HTTPPerSec, "http-ops/s")
 			b.ReportMetric(100*h.Ratio, "pct-of-library")
+			b.ReportMetric(100*h.ServeOverBare, "pct-of-bare-http")
 		})
 	}
 }
@@ -140,7 +141,8 @@ func TestWorkloadsSQLite(t *testing.T) {
 			t.Fatalf("concurrency %+v: %v", r, err)
 		}
 	}
-	if hs, err := env.HTTP(ctx, 2, 200*time.Millisecond); err != nil || len(hs) != 2 || hs[0].HTTPPerSec <= 0 {
+	if hs, err := env.HTTP(ctx, 2, 200*time.Millisecond); err != nil || len(hs) != 2 || hs[0].HTTPPerSec <= 0 || hs[0].BarePerSec <= 0 ||
+		hs[1].ResponseLength < 100_000 {
 		t.Fatalf("http %+v: %v", hs, err)
 	}
 }

@@ -57,7 +57,9 @@ their own and 32 into one session for --duration each (turns/s, p50, p99,
 beside the peer's own code doing the same, then checks that every
 acknowledged turn is stored with gap-free positions); the HTTP workload
 stores turns and loads 1,000 messages with --http-clients clients through the
-API as remstore serve serves it, beside the same calls on the library.
+API as remstore serve serves it, through a bare net/http handler (read,
+decode, call the library, answer: what any HTTP server must do) and on the
+library, the three taking turns in half-second slots.
 
 On a Citus coordinator with workers, the benchmark's tables are distributed by
 session first (remstore citus distribute); make bench-citus runs the same
@@ -213,9 +215,11 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 				}
 			}
 			out.HTTP = hs
-			fmt.Fprintf(e.stdout, "\n%-26s %8s %12s %10s %12s %10s %10s\n", "serve vs library", "clients", "library/s", "lib p50", "HTTP/s", "HTTP p50", "HTTP/lib")
+			fmt.Fprintf(e.stdout, "\n%-14s %7s %10s %8s %10s %8s %10s %8s %9s %9s %10s\n", "serve vs library", "clients",
+				"library/s", "lib p50", "bare/s", "bare p50", "serve/s", "serve p50", "bare/lib", "serve/lib", "serve/bare")
 			for _, h := range hs {
-				fmt.Fprintf(e.stdout, "%-26s %8d %12.0f %10.2f %12.0f %10.2f %9.0f%%\n", h.Name, h.Clients, h.LibraryPerSec, h.LibraryP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.Ratio)
+				fmt.Fprintf(e.stdout, "%-14s %7d %10.0f %8.2f %10.0f %8.2f %10.0f %9.2f %8.0f%% %8.0f%% %9.0f%%\n", h.Name, h.Clients,
+					h.LibraryPerSec, h.LibraryP50MS, h.BarePerSec, h.BareP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.BareRatio, 100*h.Ratio, 100*h.ServeOverBare)
 			}
 			if jsonFile != "" {
 				b, _ := json.MarshalIndent(out, "", "  ")
