@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ func sessionKey(r *http.Request) (string, error) {
 
 // decodeBody reads a JSON object body into v, strictly.
 func decodeBody(r *http.Request, v any) error {
-	b, err := io.ReadAll(r.Body)
+	b, err := readBody(r)
 	if err != nil {
 		return err
 	}
@@ -83,7 +82,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	// may send the same request again after a lost answer.
 	fill := func([]models.HistoryMessage) error { return nil }
 	if ik, ok := r.Header["Idempotency-Key"]; ok {
-		user, _ := r.Context().Value(ctxUser).(string)
+		user := userOf(r)
 		fill = func(msgs []models.HistoryMessage) error {
 			return models.FillIDs(msgs, user+"\x00"+key, strings.Join(ik, ","))
 		}
@@ -108,7 +107,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	default:
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
@@ -234,7 +233,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 		enc := models.NewHistoryEncoder(w)
 		err := st.LoadEach(r.Context(), r.PathValue("id"), lo, enc.Encode)
 		if err != nil && enc.Count() > 0 {
-			s.o.Logger.Error("load failed mid-stream", "id", r.Context().Value(ctxRequestID), "err", err)
+			s.o.Logger.Error("load failed mid-stream", "id", infoOf(r).id, "err", err)
 			panic(http.ErrAbortHandler)
 		}
 		if err != nil {
@@ -254,7 +253,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
 		})
 		if err != nil && hw.flushed { // past the head: the client must see a broken body
-			s.o.Logger.Error("load failed mid-stream", "id", r.Context().Value(ctxRequestID), "err", err)
+			s.o.Logger.Error("load failed mid-stream", "id", infoOf(r).id, "err", err)
 			panic(http.ErrAbortHandler)
 		}
 		if err != nil {

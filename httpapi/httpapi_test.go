@@ -609,3 +609,69 @@ func TestUnmappedRowsAreCounted(t *testing.T) {
 		}
 	})
 }
+
+// Each request leaves one log line with what every layer learned about it:
+// the id observe gave it, the route the mux matched, the user auth
+// resolved (the key's own user, or X-User-Id under a key that may act for
+// any), the client and the status.
+func TestRequestLogLine(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	s := newAPI(t, dbtest.NewSQLite(t), Options{})
+	s.o.Logger = slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, nil))
+	cases := []struct {
+		c                call
+		status           int
+		route, user, rid string
+	}{
+		{call{method: "POST", path: "/v1/sessions/s1/messages", body: `[{"role":"user","content":"hi"}]`, auth: "alice-only-0123456789"}, 201, "POST /v1/sessions/{id}/messages", "alice", ""},
+		{call{method: "GET", path: "/v1/sessions/s1/messages", user: "bob"}, 200, "GET /v1/sessions/{id}/messages", "bob", ""},
+		{call{method: "GET", path: "/v1/nowhere", user: "bob"}, 404, "unmatched", "bob", ""},
+		{call{method: "GET", path: "/v1/sessions/s1/messages", auth: "wrong-key-0123456789"}, 401, "unmatched", "", ""},
+		{call{method: "GET", path: "/healthz"}, 200, "GET /healthz", "", "given-id-1"},
+	}
+	for _, k := range cases {
+		mu.Lock()
+		buf.Reset()
+		mu.Unlock()
+		r := httptest.NewRequest(k.c.method, k.c.path, strings.NewReader(k.c.body))
+		if k.c.auth == "" {
+			k.c.auth = key
+		}
+		r.Header.Set("Authorization", "Bearer "+k.c.auth)
+		if k.c.user != "" {
+			r.Header.Set("X-User-Id", k.c.user)
+		}
+		if k.rid != "" {
+			r.Header.Set("X-Request-Id", k.rid)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		mu.Lock()
+		var line struct {
+			Msg, ID, Method, Route, User, Client string
+			Status                               int
+		}
+		err := json.Unmarshal(buf.Bytes(), &line)
+		mu.Unlock()
+		if err != nil || line.Msg != "request" {
+			t.Fatalf("%s %s: log %q: %v", k.c.method, k.c.path, buf.String(), err)
+		}
+		if w.Code != k.status || line.Status != k.status || line.Route != k.route || line.User != k.user ||
+			line.Client != "192.0.2.1" || line.ID == "" || line.ID != w.Header().Get("X-Request-Id") || (k.rid != "" && line.ID != k.rid) {
+			t.Errorf("%s %s: answered %d, logged %+v; want %d %q %q", k.c.method, k.c.path, w.Code, line, k.status, k.route, k.user)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -105,13 +104,10 @@ func (s *Server) secure(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
-type ctxKeyClient struct{}
-
-// withClient records the client address and, over TLS, sends HSTS and
-// tells the viewer its cookies may be Secure.
-func (s *Server) withClient(w http.ResponseWriter, r *http.Request) *http.Request {
-	client := s.clientAddr(r)
-	r = r.WithContext(context.WithValue(r.Context(), ctxKeyClient{}, client))
+// withClient records the client address in info and, over TLS, sends
+// HSTS and tells the viewer its cookies may be Secure.
+func (s *Server) withClient(w http.ResponseWriter, r *http.Request, info *reqInfo) *http.Request {
+	info.client = s.clientAddr(r)
 	if s.secure(r) {
 		w.Header().Set("Strict-Transport-Security", HSTS)
 		r = viewer.MarkSecure(r)
@@ -121,7 +117,7 @@ func (s *Server) withClient(w http.ResponseWriter, r *http.Request) *http.Reques
 
 // clientOf is the address withClient recorded (the peer's without it).
 func clientOf(r *http.Request) string {
-	if c, ok := r.Context().Value(ctxKeyClient{}).(string); ok {
+	if c := infoOf(r).client; c != "" {
 		return c
 	}
 	return peerAddr(r)
