@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -13,6 +14,17 @@ const (
 	DefaultMaxConnsPerClient = 256
 	DefaultIdleTimeout       = 60 * time.Second
 )
+
+// HTTPServer is the http.Server remstore serve runs h in: request headers
+// within 10 s (net/http bounds a TLS handshake by it too, the smaller of
+// the read and write timeouts), idle connections closed after idle, and a
+// handler writing to a client that does not read ended after the body and
+// request timeouts and 10 s more (WriteTimeout starts when the headers
+// have been read).
+func HTTPServer(h http.Handler, idle, bodyTimeout, requestTimeout time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle,
+		WriteTimeout: bodyTimeout + requestTimeout + 10*time.Second, MaxHeaderBytes: 64 << 10}
+}
 
 // refusal is what a connection over the caps is told before it is closed.
 var refusal = func() []byte {

@@ -169,8 +169,7 @@ func listen(h http.Handler, limited bool) (addr string, stop func(), err error) 
 	if limited {
 		ln = httpapi.LimitListener(ln, httpapi.DefaultMaxConns, httpapi.DefaultMaxConnsPerClient)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.DefaultIdleTimeout,
-		WriteTimeout: httpapi.DefaultBodyTimeout + httpapi.DefaultRequestTimeout + 10*time.Second, MaxHeaderBytes: 64 << 10}
+	srv := httpapi.HTTPServer(h, httpapi.DefaultIdleTimeout, httpapi.DefaultBodyTimeout, httpapi.DefaultRequestTimeout)
 	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }

@@ -133,12 +133,8 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 			}
 			maxConns := min(o.maxConns, descriptorBudget())
 			ln = httpapi.LimitListener(ln, maxConns, o.perConn)
-			// WriteTimeout ends a handler stuck writing to a client that
-			// does not read; it starts when the headers have been read.
-			// The TLS handshake is bounded by ReadHeaderTimeout too (net/http
-			// takes the smallest of the read and write timeouts for it).
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.idle,
-				WriteTimeout: o.bodyTimeout + o.timeout + 10*time.Second, MaxHeaderBytes: 64 << 10, TLSConfig: tlsConf}
+			srv := httpapi.HTTPServer(api, o.idle, o.bodyTimeout, o.timeout)
+			srv.TLSConfig = tlsConf
 			scheme := "http"
 			if tlsConf != nil {
 				scheme = "https"
