@@ -174,6 +174,8 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 		br := pc.SendBatch(ctx, b)
 		var first error
 		for _, cl := range calls {
+			// A batch goes in the pool's default mode, the simple protocol
+			// (repository.OpenWith), whatever mode its statements name.
 			out, err := scanOutcome(br.QueryRow(), pgx.QueryExecModeSimpleProtocol)
 			if err != nil {
 				if first == nil {
