@@ -306,22 +306,19 @@ func (w *Writer) Close() error {
 }
 
 // appendTurn adds the response of an assistant message (nil for an orphan
-// tool) with one tool call per tool message, then the request with their
-// returns. first is the input position of tools[0].
+// tool) with its tool calls (Pair: the typed calls, then one synthesized per
+// result that answers none), then the request with the returns. first is
+// the input position of tools[0].
 func appendTurn(out []Message, asst *models.HistoryMessage, tools []models.HistoryMessage, first int, stamp func(*models.HistoryMessage) string) []Message {
-	var calls, returns []Part
-	for k := range tools {
-		t := &tools[k]
-		id := t.ToolCallID
-		if id == "" {
-			id = "call_" + strconv.Itoa(first+k)
-		}
-		name := SanitizeToolName(t.ToolName)
-		calls = append(calls, Part{ToolName: name, Args: callArgs(t), ToolCallID: id, PartKind: "tool-call"})
-		returns = append(returns, Part{ToolName: name, Content: returnContent(t.Content), ToolCallID: id,
-			Timestamp: stamp(t), PartKind: "tool-return"})
+	t := Pair(asst, tools, first)
+	var parts, returns []Part
+	for _, c := range t.Calls {
+		parts = append(parts, Part{ToolName: c.Name, Args: ArgsObject(c), ToolCallID: c.ID, PartKind: "tool-call"})
 	}
-	parts := calls
+	for _, r := range t.Results {
+		returns = append(returns, Part{ToolName: r.Name, Content: returnContent(r.Content), ToolCallID: r.CallID,
+			Timestamp: stamp(r.Message), PartKind: "tool-return"})
+	}
 	if asst != nil && asst.Content != "" {
 		parts = append(parts, Part{Content: jsonString(asst.Content), PartKind: "text"})
 	}

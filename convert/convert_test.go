@@ -280,3 +280,31 @@ func TestUnmappedRolesAreReported(t *testing.T) {
 		t.Fatalf("strict on a clean history: %v", err)
 	}
 }
+
+// A stored call is used as it is; a result without one gets a synthesized
+// call (SPEC §5), after the stored ones. Hand-computed from
+// fixtures/histories/23_typed_tool_calls.json.
+func TestTypedCallsPreferred(t *testing.T) {
+	t.Parallel()
+	in, err := os.ReadFile(fixtures.Path("histories", "23_typed_tool_calls.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := models.DecodeHistory(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Convert(h, Options{Now: fixedNow})
+	var calls []string
+	for _, p := range out[1].Parts {
+		calls = append(calls, p.PartKind+" "+p.ToolName+" "+p.ToolCallID+" "+string(p.Args))
+	}
+	want := []string{`tool-call get_weather call_w1 {"city":"Paris","unit":"C"}`, `tool-call get_weather call_w2 {"city":"Rome"}`,
+		`tool-call clock call_t9 {"tz":"UTC"}`, `text   `}
+	if !reflect.DeepEqual(calls, want) {
+		t.Fatalf("parts\n%q\nwant\n%q", calls, want)
+	}
+	if p := out[3].Parts[0]; p.ToolCallID != "call_n1" || string(p.Args) != "{}" {
+		t.Fatalf("a call with no arguments: %+v", p)
+	}
+}

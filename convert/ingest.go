@@ -368,7 +368,7 @@ func (in *Ingested) responseRow(i int, env map[string]json.RawMessage, parts []m
 	m := models.HistoryMessage{Role: models.RoleAssistant}
 	src := source{Message: env, Parts: make([]map[string]json.RawMessage, len(parts))}
 	var texts []string
-	var toolCalls []json.RawMessage
+	var toolCalls []models.ToolCall
 	for j, p := range parts {
 		k := kinds[j]
 		bad := func(f, format string, a ...any) error {
@@ -413,9 +413,7 @@ func (in *Ingested) responseRow(i int, env map[string]json.RawMessage, parts []m
 			if args != nil {
 				calls[id] = args
 			}
-			c, _ := marshal(map[string]any{"id": id, "type": "function",
-				"function": map[string]string{"name": name, "arguments": argText}})
-			toolCalls = append(toolCalls, c)
+			toolCalls = append(toolCalls, models.ToolCall{ID: id, Name: name, Arguments: argText})
 		}
 	}
 	if len(src.FromRow) < 2 {
@@ -428,10 +426,7 @@ func (in *Ingested) responseRow(i int, env map[string]json.RawMessage, parts []m
 		}
 		m.Timestamp = &ts
 	}
-	if len(toolCalls) > 0 {
-		b, _ := marshal(toolCalls)
-		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: b})
-	}
+	m.ToolCalls = toolCalls
 	if u := bytes.TrimSpace(env["usage"]); len(u) > 0 && u[0] == '{' {
 		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: compact(u)})
 	}

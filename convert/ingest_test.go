@@ -97,9 +97,8 @@ func TestIngestRows(t *testing.T) {
 	if last.Role != models.RoleAssistant || last.Content != "Paris is 20 °C, Rome <b>25</b> & dry.\n\n日本語も👨‍👩‍👧 ok" {
 		t.Fatalf("last row %q %q", last.Role, last.Content)
 	}
-	calls, ok := extra(in.Messages[2], "tool_calls")
-	if !ok || !strings.Contains(calls, `"arguments":"{\"city\": \"Rome\"}"`) || !strings.Contains(calls, `"name":"weather"`) {
-		t.Fatalf("tool_calls of the first answer: %s", calls)
+	if calls := in.Messages[2].ToolCalls; len(calls) != 2 || calls[1].Arguments != `{"city": "Rome"}` || calls[1].Name != "weather" || calls[0].ID != "c0" {
+		t.Fatalf("tool_calls of the first answer: %+v", calls)
 	}
 	if u, ok := extra(in.Messages[2], "usage"); !ok || !strings.Contains(u, `"input_tokens"`) {
 		t.Fatalf("usage: %s", u)

@@ -14,7 +14,7 @@ import (
 // HistoryMessage is one message of a conversation as the Python peer passes it
 // around: a JSON object with the keys of SPEC §1. Its JSON encoding writes the
 // keys in the peer's order (role, content, timestamp, id, tool_call_id,
-// tool_name, tool_arguments, any other keys, _compressed, _original_length,
+// tool_name, tool_arguments, tool_calls, any other keys, _compressed, _original_length,
 // _entity_key) and omits what is not set.
 type HistoryMessage struct {
 	Role    Role
@@ -28,6 +28,10 @@ type HistoryMessage struct {
 	ToolCallID    string          // "" = absent
 	ToolName      string          // "" = absent
 	ToolArguments json.RawMessage // nil = absent; any JSON value
+	// ToolCalls are the calls an assistant message makes (key tool_calls;
+	// the tool_calls column's {"items": [...]}). A load fills them when it
+	// is asked for extras or for the pydantic-ai conversion; nil = absent.
+	ToolCalls []ToolCall
 
 	Compressed     bool   // _compressed
 	OriginalLength int    // _original_length, code points of the full content
@@ -67,6 +71,9 @@ func (m HistoryMessage) Clone() HistoryMessage {
 		c.Timestamp = Ptr(*m.Timestamp)
 	}
 	c.ToolArguments = bytes.Clone(m.ToolArguments)
+	if m.ToolCalls != nil {
+		c.ToolCalls = append([]ToolCall{}, m.ToolCalls...)
+	}
 	if m.Extra != nil {
 		c.Extra = make([]Field, len(m.Extra))
 		for i, f := range m.Extra {
@@ -133,6 +140,10 @@ func (m HistoryMessage) AppendJSON(b []byte) ([]byte, error) {
 		if err := raw("tool_arguments", m.ToolArguments); err != nil {
 			return nil, err
 		}
+	}
+	if len(m.ToolCalls) > 0 {
+		key("tool_calls")
+		b = AppendToolCalls(b, m.ToolCalls)
 	}
 	for _, f := range m.Extra {
 		key(f.Key)
@@ -569,6 +580,14 @@ func (d *messageDecoder) field(k string, raw json.RawMessage) error {
 		}
 	case "_entity_key":
 		return str(&m.EntityKey, true)
+	case "tool_calls":
+		calls, err := ParseToolCalls(raw)
+		if err != nil {
+			fe := err.(*FieldError)
+			fe.Index = i
+			return fe
+		}
+		m.ToolCalls = calls
 	default:
 		m.Extra = append(m.Extra, Field{Key: k, Value: compact(raw)})
 	}

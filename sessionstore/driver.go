@@ -56,7 +56,8 @@ type rowsArgs struct {
 	// metadata on the server, and nine of them were half of a load's server
 	// time. Compaction and usage read every field.
 	plain bool
-	// sources reads metadata.pydantic_ai even when plain (LoadOptions.Sources).
+	// sources reads metadata.pydantic_ai and the tool_calls items even when
+	// plain (LoadOptions.Sources): what convert rebuilds a call from.
 	sources bool
 	// unplanned makes a load one statement: the query itself checks that the
 	// session needs no plan (loadPlan: no row without a stored key, no live
@@ -75,7 +76,7 @@ func (q rowsArgs) args() []any {
 	planned := !q.unplanned // no check: every row is as the caller planned
 	check := []any{planned, q.sid, q.tenant, q.ignoreCompaction, q.sid, q.tenant}
 	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check,
-		[]any{long, long, all, all, all, all, all, all, all, all, all || q.sources, all, q.sid, q.tenant}, check,
+		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, q.sid, q.tenant}, check,
 		[]any{q.limit, q.offset})
 }
 

@@ -88,6 +88,18 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	if (extras || sources) && len(r.Source) > 0 && r.Source[0] == '{' {
 		m.Extra = append(m.Extra, models.Field{Key: convert.SourceKey, Value: r.Source})
 	}
+	var oddCalls json.RawMessage
+	if (extras || sources) && len(r.ToolCalls) > 2 && r.ToolCalls[0] == '[' {
+		// The typed calls, which convert prefers to synthesizing; a list
+		// another writer (the peer takes any) wrote in a shape of its own
+		// stays as it is under its key, for an extras load to show.
+		calls, err := models.ParseToolCalls(r.ToolCalls)
+		if err == nil {
+			m.ToolCalls = calls
+		} else {
+			oddCalls = r.ToolCalls
+		}
+	}
 	if !extras {
 		return m
 	}
@@ -98,8 +110,8 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 		b, _ := json.Marshal(r.Author)
 		m.Extra = append(m.Extra, models.Field{Key: "author", Value: b})
 	}
-	if len(r.ToolCalls) > 2 && r.ToolCalls[0] == '[' {
-		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: r.ToolCalls})
+	if oddCalls != nil {
+		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: oddCalls})
 	}
 	if rawTruthy(r.Usage) {
 		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})

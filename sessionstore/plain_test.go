@@ -30,8 +30,8 @@ func TestPlainLoadReadsWhatItShows(t *testing.T) {
 					ToolArguments: []byte(`{"q":"` + string(role) + `"}`)})
 		}
 		msgs = append(msgs, models.HistoryMessage{Role: "assistant", Content: long, Extra: []models.Field{
-			{Key: "author", Value: []byte(`"planner"`)}, {Key: "usage", Value: []byte(`{"input_tokens":3}`)},
-			{Key: "tool_calls", Value: []byte(`[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]`)}}})
+			{Key: "author", Value: []byte(`"planner"`)}, {Key: "usage", Value: []byte(`{"input_tokens":3}`)}},
+			ToolCalls: []models.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}})
 		res := store(t, s, "plain", msgs...)
 		base := time.Now().Add(time.Hour)
 		if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "A", []dbtest.PeerMessage{

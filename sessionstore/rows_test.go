@@ -29,7 +29,7 @@ func TestRowsThePeerCanRead(t *testing.T) {
 		s := newStore(t, db, "A", 10)
 		long := strings.Repeat("long answer ", 10)
 		tc := msg("assistant", "calling")
-		tc.Extra = []models.Field{{Key: "tool_calls", Value: []byte(`[{"id":"c1","name":"f","arguments":"{}"}]`)}}
+		tc.ToolCalls = []models.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}
 		paiCalls := 0
 		paths := map[string]func() error{
 			"one message": func() error { _, err := s.StoreMessage(ctx, "one", msg("user", "hi"), ""); return err },
@@ -72,10 +72,8 @@ func TestRowsThePeerCanRead(t *testing.T) {
 					return err
 				}
 				for _, m := range in.Messages {
-					for _, f := range m.Extra {
-						if f.Key == "tool_calls" {
-							paiCalls++
-						}
+					if len(m.ToolCalls) > 0 {
+						paiCalls++
 					}
 				}
 				_, err = s.StoreMessages(ctx, "pai", in.Messages, "")

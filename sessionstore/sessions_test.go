@@ -385,9 +385,9 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		asst := msg("assistant", "calling")
 		asst.Extra = []models.Field{
 			{Key: "author", Value: []byte(`"planner-agent"`)},
-			{Key: "tool_calls", Value: []byte(`[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}]`)},
 			{Key: "usage", Value: []byte(`{"input_tokens":100,"output_tokens":20}`)},
 		}
+		asst.ToolCalls = []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"x"}`}}
 		tool := models.HistoryMessage{Role: "tool", Content: `{"hits":3}`, ToolCallID: "c1", ToolName: "search", ToolArguments: []byte(`{"q":"x"}`)}
 		second := msg("assistant", "done")
 		second.Extra = []models.Field{{Key: "usage", Value: []byte(`{"input_tokens":150,"output_tokens":30,"total_tokens":181}`)}}
@@ -399,7 +399,7 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		}
 		h, _ := s.Load(ctx, "typed", sessionstore.LoadOptions{Extras: true})
 		got, _ := h[1].MarshalJSON()
-		want := `"author":"planner-agent","tool_calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"usage":{"input_tokens":100,"output_tokens":20}`
+		want := `"tool_calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"author":"planner-agent","usage":{"input_tokens":100,"output_tokens":20}`
 		if !strings.Contains(string(got), want) {
 			t.Fatalf("assistant round trip:\n%s\nwant ...%s", got, want)
 		}

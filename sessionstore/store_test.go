@@ -69,7 +69,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		in := []models.HistoryMessage{
 			{Role: "user", Content: "hello", Timestamp: &ts},
 			{Role: "assistant", Content: long, ID: "0b7e2a7c-52a8-4cfb-8f0b-7b2d5e9c1a11",
-				Extra: []models.Field{{Key: "tool_calls", Value: []byte(`[{"id":"c1","name":"search","arguments":"{}"}]`)}, {Key: "trace_id", Value: []byte(`"tr"`)}}},
+				ToolCalls: []models.ToolCall{{ID: "c1", Name: "search", Arguments: "{}"}}, Extra: []models.Field{{Key: "trace_id", Value: []byte(`"tr"`)}}},
 			{Role: "tool", Content: `{"ok":true}`, ToolCallID: "c1", ToolName: "search", ToolArguments: []byte(`{"q":"x"}`),
 				Extra: []models.Field{{Key: "model", Value: []byte(`"gpt"`)}}},
 			{Role: "system", Content: strings.Repeat("s", 50)},

@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -132,6 +133,9 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				return err
 			}
 		}
+		if err := checkToolCalls(i, m); err != nil {
+			return err
+		}
 		for _, f := range m.Extra {
 			if err := CheckText(i, f.Key, f.Key, 256); err != nil {
 				return err
@@ -162,7 +166,11 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object")
 				}
-			case "model", "agent_schema", "tool_calls":
+			case "tool_calls":
+				// The decoder reads the key into HistoryMessage.ToolCalls;
+				// a Go caller that put it in Extra would bypass its checks.
+				return fieldErr(i, f.Key, "set HistoryMessage.ToolCalls, not an extra key")
+			case "model", "agent_schema":
 			case "compaction":
 				continue // a full load's mark of a summary; the summary's row keeps its own
 			default:
@@ -175,6 +183,37 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkToolCalls checks an assistant message's typed tool calls: each
+// ToolCall.Check, no id twice, all of them together within
+// MaxToolArgsBytes; other roles make no calls.
+func checkToolCalls(i int, m models.HistoryMessage) error {
+	if len(m.ToolCalls) == 0 {
+		return nil
+	}
+	if m.Role.Normalize() != models.RoleAssistant {
+		return fieldErr(i, "tool_calls", "only an assistant message makes tool calls (role %q)", string(m.Role))
+	}
+	if len(m.ToolCalls) > models.MaxToolCalls {
+		return fieldErr(i, "tool_calls", "more than %d tool calls in one message (%d)", models.MaxToolCalls, len(m.ToolCalls))
+	}
+	seen, size := map[string]int{}, 0
+	for j, c := range m.ToolCalls {
+		if err := c.Check(); err != nil {
+			fe := err.(*models.FieldError)
+			return fieldErr(i, fmt.Sprintf("tool_calls[%d].%s", j, fe.Field), "%s", fe.Reason)
+		}
+		if k, dup := seen[c.ID]; dup {
+			return fieldErr(i, fmt.Sprintf("tool_calls[%d].id", j), "same id as tool_calls[%d]", k)
+		}
+		seen[c.ID] = j
+		size += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	if size > MaxToolArgsBytes {
+		return fieldErr(i, "tool_calls", "larger than %d bytes", MaxToolArgsBytes)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -258,15 +257,10 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		case "span_id":
 			v, _ := m.ExtraString(f.Key)
 			row.SpanID = models.Ptr(v)
-		case "tool_calls":
-			var list []json.RawMessage
-			if err := json.Unmarshal(f.Value, &list); err != nil {
-				return nil, errors.New(`field "tool_calls": must be a list`)
-			}
-			if len(list) > 0 {
-				row.ToolCalls = models.NullJSON(`{"items":` + string(f.Value) + `}`)
-			}
 		}
+	}
+	if len(m.ToolCalls) > 0 {
+		row.ToolCalls = models.NullJSON(append(models.AppendToolCalls([]byte(`{"items":`), m.ToolCalls), '}'))
 	}
 	return row, nil
 }

@@ -31,8 +31,8 @@ func seed(t *testing.T, db *repository.DB) {
 			msgs := []models.HistoryMessage{
 				{Role: "user", Content: fmt.Sprintf("%s question %d «é» 😀", tenant, i), Timestamp: &ts},
 				{Role: "assistant", Content: strings.Repeat("long answer ", 50), Extra: []models.Field{
-					{Key: "tool_calls", Value: []byte(`[{"id":"c1","name":"search","arguments":"{\"q\":1}"}]`)},
-					{Key: "trace_id", Value: []byte(`"trace-1"`)}}},
+					{Key: "trace_id", Value: []byte(`"trace-1"`)}},
+					ToolCalls: []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":1}`}}},
 				{Role: "tool", Content: `{"n": 12345678901234567890}`, ToolCallID: "c1", ToolName: "search",
 					ToolArguments: []byte(`{"q":1,"big":9007199254740993,"f":1.5}`)},
 			}

@@ -29,6 +29,14 @@ ITEM_KEY = "openai_agents"  # sessionstore.AgentsSourceKey
 _ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
 
+def _call_fields(tc: Mapping[str, Any]) -> tuple[str, Any]:
+    """A stored tool call's name and arguments: remstore loads the flat
+    {id, name, arguments}; rows written before it hold OpenAI's
+    {id, type, function: {name, arguments}}."""
+    fn = tc.get("function") or {}
+    return str(tc.get("name") or fn.get("name") or ""), tc.get("arguments", fn.get("arguments"))
+
+
 def _plain(item: Any) -> dict[str, Any]:
     if hasattr(item, "model_dump"):  # a pydantic model rather than its dict
         item = item.model_dump(mode="json", exclude_unset=True)
@@ -78,7 +86,7 @@ def item_to_message(item: Any, calls: dict[str, tuple[str, Any]] | None = None) 
         cid, name, args = str(it.get("call_id") or ""), str(it.get("name") or ""), it.get("arguments") or "{}"
         calls[cid] = (name, _arguments(args))
         msg = {"role": "assistant", "content": "",
-               "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": args}}]}
+               "tool_calls": [{"id": cid, "name": name, "arguments": args}]}
     elif kind == "function_call_output":
         cid = str(it.get("call_id") or "")
         out = it.get("output")
@@ -128,9 +136,9 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             if content:
                 items.append({"role": "assistant", "content": content})
             for tc in r.get("tool_calls") or []:
-                fn = tc.get("function") or {}
+                name, args = _call_fields(tc)
                 if tc.get("id") not in called:
-                    call(str(tc.get("id")), str(fn.get("name") or "tool"), fn.get("arguments"))
+                    call(str(tc.get("id")), name or "tool", args)
         elif role in ("system", "developer"):
             items.append({"role": role, "content": content})
         else:  # user, and roles only the peer writes: the model reads them as the user's
@@ -163,8 +171,8 @@ class RemstoreSession:
         rows = await self.client.load(self.session_id, compress=self.compress, extras=True)
         for r in rows:
             for tc in r.get("tool_calls") or []:
-                fn = tc.get("function") or {}
-                self._calls[str(tc.get("id"))] = (str(fn.get("name") or ""), _arguments(fn.get("arguments")))
+                name, args = _call_fields(tc)
+                self._calls[str(tc.get("id"))] = (name, _arguments(args))
         items = messages_to_items(rows)
         return items if limit is None else items[-limit:]
 

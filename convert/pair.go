@@ -1,0 +1,101 @@
+package convert
+
+import (
+	"strconv"
+
+	"github.com/remstore/remstore/models"
+)
+
+// Result is a tool message answering one call of a Turn.
+type Result struct {
+	CallID string // the call it answers (tool_call_id, else call_{i})
+	Name   string // SanitizeToolName of tool_name
+	// Content is the tool message's text, as stored.
+	Content string
+	// Message is the stored tool message itself (its timestamp, its id).
+	Message *models.HistoryMessage
+}
+
+// Turn is an assistant message with the tool results right after it: the
+// unit that every model API pairs calls and results by. Calls are the
+// assistant's typed tool calls, then one call synthesized per result that
+// answers none of them (SPEC §5: the peer's rows keep no calls). Assistant
+// is nil for tool results with no assistant message before them.
+type Turn struct {
+	Assistant *models.HistoryMessage
+	Calls     []models.ToolCall
+	Results   []Result
+}
+
+// Pair builds a Turn; first is the history position of tools[0], which
+// names a result without a call id (call_{i}). This is the one place that
+// pairs calls with results: the pydantic-ai conversion and every model SDK
+// adapter (package sdk/...) build their calls from it.
+func Pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int) Turn {
+	t := Turn{Assistant: asst}
+	known := map[string]bool{}
+	if asst != nil {
+		for _, c := range asst.ToolCalls {
+			t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: c.Arguments})
+			known[c.ID] = true
+		}
+	}
+	for k := range tools {
+		m := &tools[k]
+		id := m.ToolCallID
+		if id == "" {
+			id = "call_" + strconv.Itoa(first+k)
+		}
+		name := SanitizeToolName(m.ToolName)
+		if !known[id] {
+			known[id] = true
+			t.Calls = append(t.Calls, models.ToolCall{ID: id, Name: name, Arguments: string(callArgs(m))})
+		}
+		t.Results = append(t.Results, Result{CallID: id, Name: name, Content: m.Content, Message: m})
+	}
+	return t
+}
+
+// ArgsObject is a call's arguments as pydantic-ai and every model API take
+// them: a JSON object; anything else (SPEC §5) is {}.
+func ArgsObject(c models.ToolCall) []byte {
+	if obj, ok := c.ArgumentsObject(); ok {
+		return obj
+	}
+	return []byte("{}")
+}
+
+// Walk groups a history the way Stream does, handing fn each user or
+// system message alone (turn nil) and each assistant message together
+// with the tool messages right after it (or tool messages with no
+// assistant before them) as a Turn. Roles outside SPEC §1 are handed alone
+// too: the caller decides (an SDK adapter refuses them). i is the history
+// position of the message or of the turn's first message.
+func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+	for i := 0; i < len(history); {
+		m := &history[i]
+		role := m.Role.Normalize()
+		if role != models.RoleAssistant && role != models.RoleTool {
+			if err := fn(i, m, nil); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		start, first := i, i
+		var asst *models.HistoryMessage
+		if role == models.RoleAssistant {
+			asst, first = m, i+1
+		}
+		j := first
+		for j < len(history) && history[j].Role.IsTool() {
+			j++
+		}
+		t := Pair(asst, history[first:j], first)
+		if err := fn(start, m, &t); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
