@@ -50,6 +50,16 @@ type Field struct {
 	Value json.RawMessage
 }
 
+// ExtraRaw returns the raw JSON value of an extra key.
+func (m *HistoryMessage) ExtraRaw(key string) (json.RawMessage, bool) {
+	for _, f := range m.Extra {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
 // ExtraString returns the string value of an extra key, if it is a JSON string.
 func (m *HistoryMessage) ExtraString(key string) (string, bool) {
 	for _, f := range m.Extra {

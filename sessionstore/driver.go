@@ -76,7 +76,7 @@ func (q rowsArgs) args() []any {
 	planned := !q.unplanned // no check: every row is as the caller planned
 	check := []any{planned, q.sid, q.tenant, q.ignoreCompaction, q.sid, q.tenant}
 	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check,
-		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, q.sid, q.tenant}, check,
+		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, all, all, q.sid, q.tenant}, check,
 		[]any{q.limit, q.offset})
 }
 
@@ -99,7 +99,7 @@ func rowsQuery(d repository.SQL) string {
 		AND (? OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
 	return `SELECT id, role, CASE WHEN n > ? THEN ` + d.Head + ` ELSE content END, CASE WHEN n > ? THEN ` + d.Tail + ` END,
 	CASE WHEN n > ? THEN n ELSE -1 END, ` + plain + `,
-	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, created_at, deleted_at
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN ? >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > ? THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -109,7 +109,8 @@ func rowsQuery(d repository.SQL) string {
 		CASE WHEN ? THEN metadata->>'author' END AS author, CASE WHEN ? THEN metadata->'usage' END AS usage,
 		CASE WHEN ? THEN metadata->'compaction' END AS compaction, CASE WHEN ? THEN metadata->'compacts_before' END AS cb,
 		CASE WHEN ? THEN tool_calls->'items' END AS items,
-		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents
+		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents,
+		CASE WHEN ? THEN metadata->>'model' END AS model, CASE WHEN ? THEN metadata->'reasoning' END AS reasoning
 		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id
 		LIMIT CASE WHEN ` + plain + ` THEN CAST(? AS bigint) ELSE 1 END OFFSET ?) x
 	ORDER BY created_at, id`
@@ -135,15 +136,16 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 	defer rs.Close()
 	for rs.Next() {
 		var r storedRow
-		var tail, key, callID, name, author, compaction, before sql.NullString
-		var args, usage, calls, src, agents []byte
+		var tail, key, callID, name, author, compaction, before, model sql.NullString
+		var args, usage, calls, src, agents, reasoning []byte
 		var created, deleted dbTime
 		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &created, &deleted); err != nil {
+			&calls, &src, &agents, &model, &reasoning, &created, &deleted); err != nil {
 			return err
 		}
 		r.Tail = tail.String
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
+		r.Model, r.Reasoning = model.String, compactRaw(reasoning)
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
 		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
 		r.Compaction = compaction.String == "true"

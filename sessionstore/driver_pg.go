@@ -130,14 +130,15 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		var r storedRow
 		var id [16]byte
 		var role string
-		var tail, key, callID, name, author, compaction, before *string
-		var args, usage, calls, src, agents []byte
+		var tail, key, callID, name, author, compaction, before, model *string
+		var args, usage, calls, src, agents, reasoning []byte
 		var deleted *time.Time
 		var length int32
 		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &r.CreatedAt, &deleted); err != nil {
+			&calls, &src, &agents, &model, &reasoning, &r.CreatedAt, &deleted); err != nil {
 			return err
 		}
+		r.Model, r.Reasoning = deref(model), compactRaw(reasoning)
 		r.Tail, r.Length = deref(tail), int(length)
 		r.ID, r.Role = uuid.UUID(id), models.Role(role)
 		r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)

@@ -33,6 +33,8 @@ type storedRow struct {
 	ToolName       string          // metadata.tool_name
 	ToolArgs       json.RawMessage // metadata.tool_arguments
 	Author         string          // metadata.author
+	Model          string          // metadata.model
+	Reasoning      json.RawMessage // metadata.reasoning
 	Usage          json.RawMessage // metadata.usage
 	ToolCalls      json.RawMessage // tool_calls.items
 	Source         json.RawMessage // metadata.pydantic_ai (convert.SourceKey)
@@ -109,6 +111,12 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	if r.Author != "" {
 		b, _ := json.Marshal(r.Author)
 		m.Extra = append(m.Extra, models.Field{Key: "author", Value: b})
+	}
+	if r.Model != "" {
+		m.Extra = append(m.Extra, models.Field{Key: "model", Value: models.AppendJSONString(nil, r.Model)})
+	}
+	if len(r.Reasoning) > 2 && r.Reasoning[0] == '[' {
+		m.Extra = append(m.Extra, models.Field{Key: ReasoningKey, Value: r.Reasoning})
 	}
 	if oddCalls != nil {
 		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: oddCalls})
@@ -187,6 +195,13 @@ type LoadOptions struct {
 	// part for part. The pydantic-ai loads of the CLI, HTTP API and MCP set it.
 	Sources bool
 }
+
+// ReasoningKey is the message key (and metadata key) of what a model SDK
+// returned beside an answer that the next request to the same provider must
+// carry back: Anthropic's thinking blocks, an OpenAI Responses reasoning
+// item, Gemini's thought parts. A list of {"provider": name, "item": JSON};
+// each adapter in sdk/ sends back its own provider's items and no other's.
+const ReasoningKey = "reasoning"
 
 // AgentsSourceKey is the message key (and metadata key) under which the
 // Python client's OpenAI Agents SDK session keeps the SDK's input item a

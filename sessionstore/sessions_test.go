@@ -386,6 +386,8 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		asst.Extra = []models.Field{
 			{Key: "author", Value: []byte(`"planner-agent"`)},
 			{Key: "usage", Value: []byte(`{"input_tokens":100,"output_tokens":20}`)},
+			{Key: "model", Value: []byte(`"gpt-4o"`)},
+			{Key: "reasoning", Value: []byte(`[{"provider":"anthropic","item":{"type":"thinking","thinking":"hm","signature":"s1"}}]`)},
 		}
 		asst.ToolCalls = []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"x"}`}}
 		tool := models.HistoryMessage{Role: "tool", Content: `{"hits":3}`, ToolCallID: "c1", ToolName: "search", ToolArguments: []byte(`{"q":"x"}`)}
@@ -399,9 +401,13 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		}
 		h, _ := s.Load(ctx, "typed", sessionstore.LoadOptions{Extras: true})
 		got, _ := h[1].MarshalJSON()
-		want := `"tool_calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"author":"planner-agent","usage":{"input_tokens":100,"output_tokens":20}`
-		if !strings.Contains(string(got), want) {
+		want := `"tool_calls":[{"id":"c1","name":"search","arguments":"{\"q\":\"x\"}"}],"author":"planner-agent","model":"gpt-4o",`
+		if !strings.Contains(string(got), want) || !strings.Contains(string(got), `"usage":{"input_tokens":100,"output_tokens":20}`) {
 			t.Fatalf("assistant round trip:\n%s\nwant ...%s", got, want)
+		}
+		// An item is opaque JSON: JSONB may order its keys.
+		if r, _ := h[1].ExtraRaw("reasoning"); !dbtest.JSONEqual(t, r, []byte(`[{"provider":"anthropic","item":{"type":"thinking","thinking":"hm","signature":"s1"}}]`)) {
+			t.Fatalf("reasoning %s", r)
 		}
 		if h[2].ToolCallID != "c1" || string(h[2].ToolArguments) != `{"q":"x"}` || h[2].Content != `{"hits":3}` {
 			t.Fatalf("tool round trip %+v", h[2])
@@ -410,10 +416,13 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 		if err != nil || u != (sessionstore.Usage{InputTokens: 250, OutputTokens: 50, TotalTokens: 301, Turns: 2}) {
 			t.Fatalf("usage %+v %v", u, err)
 		}
-		bad := msg("assistant", "x")
-		bad.Extra = []models.Field{{Key: "usage", Value: []byte(`5`)}}
-		if _, err := s.StoreMessages(ctx, "typed", []models.HistoryMessage{bad}, ""); err == nil {
-			t.Fatal("non-object usage accepted")
+		for _, f := range []models.Field{{Key: "usage", Value: []byte(`5`)}, {Key: "reasoning", Value: []byte(`[{"item":1}]`)},
+			{Key: "reasoning", Value: []byte(`{"provider":"x","item":1}`)}, {Key: "reasoning", Value: []byte(`[{"provider":"x","item":1,"extra":2}]`)}} {
+			bad := msg("assistant", "x")
+			bad.Extra = []models.Field{f}
+			if _, err := s.StoreMessages(ctx, "typed", []models.HistoryMessage{bad}, ""); err == nil {
+				t.Fatalf("%s %s accepted", f.Key, f.Value)
+			}
 		}
 	})
 }

@@ -87,7 +87,7 @@ func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch
 var WritableKeys = []string{"role", "content", "timestamp", "id", "tool_call_id", "tool_name", "tool_arguments",
 	"_compressed", "_original_length", "_entity_key",
 	"trace_id", "span_id", "model", "agent_schema",
-	"author", "tool_calls", "usage", convert.SourceKey, AgentsSourceKey, "compaction"}
+	"author", "tool_calls", "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey, "compaction"}
 
 // validateBatch checks every message before anything is written, so a bad
 // message in the middle of a batch leaves the database untouched. It refuses
@@ -162,6 +162,10 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object of token counts")
 				}
+			case ReasoningKey:
+				if err := checkReasoning(i, m.Role, f.Value); err != nil {
+					return err
+				}
 			case convert.SourceKey, AgentsSourceKey:
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object")
@@ -182,6 +186,29 @@ func validateBatch(msgs []models.HistoryMessage) error {
 			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkReasoning checks a ReasoningKey value: on an assistant message, a
+// list of {"provider": non-empty string, "item": any JSON}.
+func checkReasoning(i int, role models.Role, raw json.RawMessage) error {
+	if role.Normalize() != models.RoleAssistant {
+		return fieldErr(i, ReasoningKey, "only an assistant message carries reasoning (role %q)", string(role))
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return fieldErr(i, ReasoningKey, `must be a list of {"provider", "item"} objects`)
+	}
+	for j, it := range items {
+		at := fmt.Sprintf("%s[%d]", ReasoningKey, j)
+		var p string
+		if it == nil || json.Unmarshal(it["provider"], &p) != nil || p == "" {
+			return fieldErr(i, at+".provider", "must be a non-empty string")
+		}
+		if _, ok := it["item"]; !ok || len(it) != 2 {
+			return fieldErr(i, at, `must have exactly the keys "provider" and "item"`)
 		}
 	}
 	return nil

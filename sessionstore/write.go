@@ -243,10 +243,12 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		}
 		switch f.Key {
 		case "model", "agent_schema":
-			if m.Role == models.RoleTool && rawTruthy(f.Value) {
+			// The peer keeps them for tool rows; remstore keeps the model
+			// that wrote an answer too (a model SDK adapter sets it).
+			if (m.Role == models.RoleTool || f.Key == "model" && m.Role.Normalize() == models.RoleAssistant) && rawTruthy(f.Value) {
 				meta[f.Key] = f.Value
 			}
-		case "usage", convert.SourceKey, AgentsSourceKey:
+		case "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey:
 			meta[f.Key] = f.Value
 		case "author":
 			v, _ := m.ExtraString(f.Key)
