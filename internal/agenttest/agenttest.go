@@ -1,0 +1,206 @@
+// Package agenttest runs a model SDK adapter's agent loop twice, history in
+// memory and history in remstore, and compares what the model was sent: the
+// shared half of every sdk/ package's loop test.
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/fakellm"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// System is the system prompt both loops send.
+const System = "You are a travel agent. Keep answers short."
+
+// Session is the session key the remstore loop keeps its history under.
+const Session = "trip-1"
+
+// Large is a truncate length no answer reaches: nothing is cut.
+const Large = 100000
+
+// Small cuts the long answer: its first and last Small code points stay.
+const Small = 100
+
+// Backend is a place a loop keeps its history in.
+type Backend struct {
+	Name string
+	// New returns an empty store loading with truncate length t.
+	New func(t *testing.T, truncate int) sdk.Store
+}
+
+// Extra backends (serve through package client) are added by their
+// packages' tests: agenttest cannot import them without a cycle.
+var Extra []Backend
+
+// Backends are PostgreSQL and SQLite through the library, then Extra.
+func Backends() []Backend {
+	lib := func(name string, open func(testing.TB) *repository.DB) Backend {
+		return Backend{Name: name, New: func(t *testing.T, truncate int) sdk.Store {
+			st, err := sessionstore.New(open(t), sessionstore.Options{UserID: "alice", TruncateLength: truncate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sdk.Library(st)
+		}}
+	}
+	return append([]Backend{lib("postgres", dbtest.NewPostgres), lib("sqlite", dbtest.NewSQLite)}, Extra...)
+}
+
+// Loop is one run of the scripted conversation (fakellm.Prompts) against
+// the fake provider; store is nil for the history-in-memory run.
+type Loop func(ctx context.Context, store sdk.Store) error
+
+// Check runs memory once and remstore on every backend, twice: with
+// nothing cut, every request body must equal the memory run's as JSON;
+// with the long answer cut, the first request after the cut must be the
+// memory run's with that answer replaced by SPEC §4's hint, hand-built
+// here, and the agent must recover the cut text through rem_lookup.
+func Check(t *testing.T, rec *fakellm.Recorder, loop Loop) {
+	ctx := context.Background()
+	rec.Bodies()
+	if err := loop(ctx, nil); err != nil {
+		t.Fatalf("memory loop: %v", err)
+	}
+	mem := rec.Bodies()
+	if len(mem) < 4 {
+		t.Fatalf("memory loop made %d requests", len(mem))
+	}
+	for _, b := range Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, Large)
+			if err := loop(ctx, st); err != nil {
+				t.Fatalf("remstore loop: %v", err)
+			}
+			got := rec.Bodies()
+			if len(got) != len(mem) {
+				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
+			}
+			for i := range mem {
+				if !jsonEqual(mem[i], got[i]) {
+					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
+				}
+			}
+
+			st = b.New(t, Small)
+			if err := loop(ctx, st); err != nil {
+				t.Fatalf("remstore loop, cut: %v", err)
+			}
+			cut := rec.Bodies()
+			checkCut(t, ctx, st, mem, cut)
+		})
+	}
+}
+
+var keyRE = regexp.MustCompile(`REM LOOKUP (session-([0-9a-f-]{36})-msg-([0-9]+)) to recover`)
+
+// checkCut finds the first request where the remstore run differs from
+// memory; it must differ only in the long answer, cut as SPEC §4 says.
+func checkCut(t *testing.T, ctx context.Context, st sdk.Store, mem, cut [][]byte) {
+	t.Helper()
+	i := 0
+	for i < len(mem) && i < len(cut) && jsonEqual(mem[i], cut[i]) {
+		i++
+	}
+	if i == len(mem) || i == len(cut) {
+		t.Fatalf("nothing was cut (%d requests, %d in memory)", len(cut), len(mem))
+	}
+	k := keyRE.FindSubmatch(cut[i])
+	if k == nil {
+		t.Fatalf("request %d has no REM LOOKUP hint:\n%s", i, cut[i])
+	}
+	key := string(k[1])
+	// The long answer is row 4: the prompt, the calls, two results, the answer.
+	if string(k[3]) != "4" {
+		t.Fatalf("key %s: the answer is row 4 of the session", key)
+	}
+	full, err := st.Lookup(ctx, key)
+	if err != nil || full != fakellm.LongAnswer {
+		t.Fatalf("lookup %s: %q, %v", key, short(full), err)
+	}
+	r := []rune(fakellm.LongAnswer)
+	hint := string(r[:Small]) + "\n\n... [Message truncated - REM LOOKUP " + key + " to recover full content] ...\n\n" + string(r[len(r)-Small:])
+	want := replace(decode(t, mem[i]), fakellm.LongAnswer, hint)
+	if got := decode(t, cut[i]); !reflect.DeepEqual(want, got) {
+		w, _ := json.Marshal(want)
+		t.Fatalf("request %d after the cut:\nwant %s\nhave %s", i, w, cut[i])
+	}
+	// Decide says the marker only where it reads it in an answer or in a
+	// rem_lookup result; the cut answer lacks it, so one more round trip
+	// (the lookup) and the marker in a later request prove the recovery.
+	if len(cut) != len(mem)+1 {
+		t.Fatalf("%d requests with the cut, %d in memory: want one more, the lookup", len(cut), len(mem))
+	}
+	if strings.Contains(string(cut[i]), fakellm.Marker) {
+		t.Fatalf("the cut request still holds %s", fakellm.Marker)
+	}
+	found := false
+	for _, b := range cut[i+1:] {
+		if strings.Contains(string(b), "Day 2 is tram 28: "+fakellm.Marker) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the agent did not recover %s through rem_lookup", fakellm.Marker)
+	}
+}
+
+func decode(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	return v
+}
+
+// replace swaps every string value equal to old for new.
+func replace(v any, old, new string) any {
+	switch x := v.(type) {
+	case string:
+		if x == old {
+			return new
+		}
+	case []any:
+		for i := range x {
+			x[i] = replace(x[i], old, new)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = replace(x[k], old, new)
+		}
+	}
+	return v
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Tool runs a call of the scripted tools or of rem_lookup (store not nil)
+// and returns its result text.
+func Tool(ctx context.Context, store sdk.Store, name, args string) (string, error) {
+	if name == sdk.LookupToolName && store != nil {
+		return sdk.RunLookup(ctx, store, args)
+	}
+	return fakellm.RunTool(name, args), nil
+}

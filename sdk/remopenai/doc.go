@@ -1,0 +1,21 @@
+// Package remopenai maps a remstore history to what github.com/openai/openai-go/v3
+// sends (Chat Completions messages, Responses input items) and the SDK's answers
+// back to messages to store; it imports no other model SDK.
+//
+// A turn on Chat Completions:
+//
+//	history, _ := store.Load(ctx, "chat-1")
+//	msgs, _ := remopenai.Messages(history, remopenai.Options{System: "You are helpful."})
+//	resp, _ := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+//		Model: openai.ChatModelGPT4o, Messages: msgs, Tools: append(tools, remopenai.LookupTool())})
+//	answer, _ := remopenai.FromCompletion(resp)
+//	turn := []models.HistoryMessage{answer}
+//	for _, c := range answer.ToolCalls {
+//		turn = append(turn, sdk.ToolResult(c, run(c)))  // sdk.HandleLookup runs rem_lookup
+//	}
+//	_ = store.Append(ctx, "chat-1", turn)
+//
+// What the history cannot carry is refused with an error naming the field, never
+// dropped: a refusal, audio, a custom tool call, a deprecated function_call, an
+// output item other than a message, a function call or a reasoning item.
+package remopenai
