@@ -1,0 +1,149 @@
+package remanthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+)
+
+// Provider is this package's name in the reasoning items it keeps.
+const Provider = "anthropic"
+
+// Options shapes a request.
+type Options struct {
+	// System, when set, is the first system block; stored system messages
+	// follow it, in order (the API takes the system prompt apart).
+	System string
+}
+
+// Messages is the history as a Messages API request: the system blocks,
+// and the messages, each assistant message as its thinking blocks, its
+// text and one tool_use block per call (stored, or synthesized from results
+// that answer none, convert.Pair), its results as one user message of
+// tool_result blocks. A role with no Anthropic form is an error.
+func Messages(history []models.HistoryMessage, o Options) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
+	var system []anthropic.TextBlockParam
+	if o.System != "" {
+		system = append(system, anthropic.TextBlockParam{Text: o.System})
+	}
+	out := make([]anthropic.MessageParam, 0, len(history))
+	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
+		if t == nil {
+			switch m.Role {
+			case models.RoleUser:
+				out = append(out, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
+			case models.RoleSystem:
+				system = append(system, anthropic.TextBlockParam{Text: m.Content})
+			default:
+				return sdk.Errorf(i, "role", "%q has no Anthropic form", string(m.Role))
+			}
+			return nil
+		}
+		var blocks []anthropic.ContentBlockParamUnion
+		if t.Assistant != nil {
+			items, err := sdk.Reasoning(t.Assistant, Provider)
+			if err != nil {
+				return sdk.Errorf(i, "reasoning", "%v", err)
+			}
+			for j, raw := range items {
+				b, err := thinkingBlock(raw)
+				if err != nil {
+					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item", j), "%v", err)
+				}
+				blocks = append(blocks, b)
+			}
+			if t.Assistant.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(t.Assistant.Content))
+			}
+		}
+		for _, c := range t.Calls {
+			blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, json.RawMessage(convert.ArgsObject(c)), c.Name))
+		}
+		if len(blocks) > 0 {
+			out = append(out, anthropic.NewAssistantMessage(blocks...))
+		}
+		if len(t.Results) > 0 {
+			results := make([]anthropic.ContentBlockParamUnion, len(t.Results))
+			for k, r := range t.Results {
+				results[k] = anthropic.NewToolResultBlock(r.CallID, r.Content, false)
+			}
+			out = append(out, anthropic.NewUserMessage(results...))
+		}
+		return nil
+	})
+	return system, out, err
+}
+
+// thinkingBlock sends a kept thinking or redacted thinking block back.
+func thinkingBlock(raw json.RawMessage) (anthropic.ContentBlockParamUnion, error) {
+	var b struct {
+		Type      string  `json:"type"`
+		Thinking  *string `json:"thinking"`
+		Signature string  `json:"signature"`
+		Data      string  `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return anthropic.ContentBlockParamUnion{}, fmt.Errorf("not a block: %v", err)
+	}
+	switch {
+	case b.Type == "thinking" && b.Thinking != nil:
+		return anthropic.NewThinkingBlock(b.Signature, *b.Thinking), nil
+	case b.Type == "redacted_thinking":
+		return anthropic.NewRedactedThinkingBlock(b.Data), nil
+	}
+	return anthropic.ContentBlockParamUnion{}, fmt.Errorf("%q is not a thinking block", b.Type)
+}
+
+// FromMessage is the assistant message to store for a response: its text,
+// its tool_use blocks as tool calls (input kept as the JSON the model
+// wrote), its thinking blocks whole, the model and usage.
+func FromMessage(r *anthropic.Message) (models.HistoryMessage, error) {
+	if r == nil {
+		return models.HistoryMessage{}, sdk.Errorf(-1, "content", "no message")
+	}
+	m := models.HistoryMessage{Role: models.RoleAssistant}
+	var texts []string
+	var reasoning []json.RawMessage
+	for j, b := range r.Content {
+		at := func(k string) string { return fmt.Sprintf("content[%d].%s", j, k) }
+		switch b.Type {
+		case "text":
+			if len(b.Citations) > 0 {
+				return models.HistoryMessage{}, sdk.Errorf(-1, at("citations"), "citations are not kept")
+			}
+			texts = append(texts, b.Text)
+		case "thinking", "redacted_thinking":
+			reasoning = append(reasoning, json.RawMessage(b.RawJSON()))
+		case "tool_use":
+			call := models.ToolCall{ID: b.ID, Name: b.Name, Arguments: strings.TrimSpace(string(b.Input))}
+			if err := call.Check(); err != nil {
+				fe, _ := models.AsFieldError(err)
+				return models.HistoryMessage{}, sdk.Errorf(-1, at(fe.Field), "%s", fe.Reason)
+			}
+			if _, ok := call.ArgumentsObject(); !ok {
+				return models.HistoryMessage{}, sdk.Errorf(-1, at("input"), "must be a JSON object")
+			}
+			m.ToolCalls = append(m.ToolCalls, call)
+		default:
+			return models.HistoryMessage{}, sdk.Errorf(-1, at("type"), "%q blocks are not kept; only text, thinking and tool_use", b.Type)
+		}
+	}
+	m.Content = strings.Join(texts, "")
+	sdk.WithReasoning(&m, Provider, reasoning)
+	sdk.WithUsage(&m, string(r.Model), r.Usage.InputTokens, r.Usage.OutputTokens, 0)
+	return m, nil
+}
+
+// LookupTool is the REM LOOKUP tool as an Anthropic tool.
+func LookupTool() anthropic.ToolUnionParam {
+	p := sdk.LookupToolParameters()
+	return anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Name: sdk.LookupToolName,
+		Description: anthropic.String(sdk.LookupToolDescription),
+		InputSchema: anthropic.ToolInputSchemaParam{Properties: p["properties"], Required: []string{"key"}}}}
+}
