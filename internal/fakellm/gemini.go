@@ -1,0 +1,131 @@
+package fakellm
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Gemini serves POST /v1beta/models/{model}:generateContent as the Gemini
+// API does, from Decide, recording each body. With thoughts included, an
+// answer with calls starts with a thought part and carries a thought
+// signature on its first call, which a request must send back on that call
+// (Gemini 3 answers 400 without it).
+func Gemini(rec *Recorder) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		model, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+		if !ok || r.Method != http.MethodPost || !strings.HasSuffix(model, ":generateContent") {
+			fail(w, 404, "no route %s %s", r.Method, r.URL.Path)
+			return
+		}
+		model = strings.TrimSuffix(model, ":generateContent")
+		body, _ := io.ReadAll(r.Body)
+		rec.add(body)
+		type part struct {
+			Text             string `json:"text"`
+			Thought          bool   `json:"thought"`
+			ThoughtSignature string `json:"thoughtSignature"`
+			FunctionCall     *struct {
+				ID   string          `json:"id"`
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
+			FunctionResponse *struct {
+				ID       string          `json:"id"`
+				Name     string          `json:"name"`
+				Response json.RawMessage `json:"response"`
+			} `json:"functionResponse"`
+		}
+		var req struct {
+			Contents []struct {
+				Role  string `json:"role"`
+				Parts []part `json:"parts"`
+			} `json:"contents"`
+			SystemInstruction *struct {
+				Parts []part `json:"parts"`
+			} `json:"systemInstruction"`
+			GenerationConfig struct {
+				ThinkingConfig struct {
+					IncludeThoughts bool `json:"includeThoughts"`
+				} `json:"thinkingConfig"`
+			} `json:"generationConfig"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			fail(w, 400, "bad body: %v", err)
+			return
+		}
+		var msgs []Msg
+		if req.SystemInstruction != nil {
+			var s string
+			for _, p := range req.SystemInstruction.Parts {
+				s += p.Text
+			}
+			msgs = append(msgs, Msg{Role: "system", Text: s})
+		}
+		thoughts := req.GenerationConfig.ThinkingConfig.IncludeThoughts
+		for i, c := range req.Contents {
+			role := map[string]string{"user": "user", "model": "assistant"}[c.Role]
+			if role == "" {
+				fail(w, 400, "contents[%d].role %q", i, c.Role)
+				return
+			}
+			nm := Msg{Role: role}
+			signed := false
+			for j, p := range c.Parts {
+				switch {
+				case p.Thought:
+				case p.FunctionCall != nil:
+					if p.ThoughtSignature != "" {
+						if sig, _ := base64.StdEncoding.DecodeString(p.ThoughtSignature); !strings.HasPrefix(string(sig), "sig:") {
+							fail(w, 400, "contents[%d].parts[%d]: invalid thought signature", i, j)
+							return
+						}
+						signed = true
+					}
+					nm.Calls = append(nm.Calls, Call{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: string(p.FunctionCall.Args)})
+				case p.FunctionResponse != nil:
+					content := string(p.FunctionResponse.Response)
+					var out struct {
+						Output *string `json:"output"`
+					}
+					if json.Unmarshal(p.FunctionResponse.Response, &out) == nil && out.Output != nil {
+						content = *out.Output
+					}
+					nm.Results = append(nm.Results, Result{ID: p.FunctionResponse.ID, Name: p.FunctionResponse.Name, Content: content})
+				default:
+					nm.Text += p.Text
+				}
+			}
+			if thoughts && len(nm.Calls) > 0 && !signed {
+				fail(w, 400, "Function call is missing a thought_signature in functionCall parts (contents[%d])", i)
+				return
+			}
+			msgs = append(msgs, nm)
+		}
+		if err := Check(msgs); err != nil {
+			fail(w, 400, "%v", err)
+			return
+		}
+		rep := Decide(msgs)
+		var parts []any
+		if thoughts && rep.Thinking != "" {
+			parts = append(parts, map[string]any{"text": rep.Thinking, "thought": true})
+		}
+		if rep.Text != "" {
+			parts = append(parts, map[string]any{"text": rep.Text})
+		}
+		for k, c := range rep.Calls {
+			p := map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Name, "args": json.RawMessage(c.Args)}}
+			if k == 0 && thoughts {
+				p["thoughtSignature"] = base64.StdEncoding.EncodeToString([]byte("sig:" + rep.Thinking))
+			}
+			parts = append(parts, p)
+		}
+		in, out := tokens(string(body)), tokens(rep.Text)+int64(len(rep.Calls))
+		writeJSON(w, map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+			"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
+			"modelVersion":  model + "-fake", "responseId": "resp-fake"})
+	})
+}

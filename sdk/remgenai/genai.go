@@ -1,0 +1,227 @@
+package remgenai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+)
+
+// Provider is this package's name in the reasoning items it keeps.
+const Provider = "google"
+
+// inventedID prefixes the ids FromResponse gives calls that came without.
+const inventedID = "genai-"
+
+// Options shapes a request.
+type Options struct {
+	// System, when set, is the first part of the system instruction; stored
+	// system messages follow it.
+	System string
+}
+
+// item is one kept reasoning item: a thought part whole, or the thought
+// signature of the answer's text or of its call number Call.
+type item struct {
+	On        string          `json:"on"` // thought, text or call
+	Part      json.RawMessage `json:"part,omitempty"`
+	Signature []byte          `json:"signature,omitempty"`
+	Call      int             `json:"call,omitempty"`
+}
+
+// Contents is the history as genai contents: the system instruction (nil
+// when there is none), user messages as user text, each assistant message
+// as one model content (thoughts, text, one FunctionCall part per call:
+// stored, or synthesized from results that answer none, convert.Pair), its
+// results as one user content of FunctionResponse parts.
+func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*genai.Content, error) {
+	var system []*genai.Part
+	if o.System != "" {
+		system = append(system, genai.NewPartFromText(o.System))
+	}
+	out := make([]*genai.Content, 0, len(history))
+	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
+		if t == nil {
+			switch m.Role {
+			case models.RoleUser:
+				out = append(out, genai.NewContentFromText(m.Content, genai.RoleUser))
+			case models.RoleSystem:
+				system = append(system, genai.NewPartFromText(m.Content))
+			default:
+				return sdk.Errorf(i, "role", "%q has no genai form", string(m.Role))
+			}
+			return nil
+		}
+		var parts []*genai.Part
+		var textSig []byte
+		callSig := map[int][]byte{}
+		if t.Assistant != nil {
+			raws, err := sdk.Reasoning(t.Assistant, Provider)
+			if err != nil {
+				return sdk.Errorf(i, "reasoning", "%v", err)
+			}
+			for j, raw := range raws {
+				var it item
+				if err := json.Unmarshal(raw, &it); err != nil {
+					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item", j), "not a genai reasoning item")
+				}
+				switch it.On {
+				case "thought":
+					var p genai.Part
+					if err := json.Unmarshal(it.Part, &p); err != nil {
+						return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item.part", j), "not a genai part")
+					}
+					parts = append(parts, &p)
+				case "text":
+					textSig = it.Signature
+				case "call":
+					callSig[it.Call] = it.Signature
+				default:
+					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item.on", j), "%q is not thought, text or call", it.On)
+				}
+			}
+			if t.Assistant.Content != "" {
+				p := genai.NewPartFromText(t.Assistant.Content)
+				p.ThoughtSignature = textSig
+				parts = append(parts, p)
+			}
+		}
+		for k, c := range t.Calls {
+			args, err := object(convert.ArgsObject(c))
+			if err != nil {
+				return sdk.Errorf(i, "tool_calls", "%v", err)
+			}
+			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: args},
+				ThoughtSignature: callSig[k]})
+		}
+		if len(parts) > 0 {
+			out = append(out, genai.NewContentFromParts(parts, genai.RoleModel))
+		}
+		if len(t.Results) > 0 {
+			res := make([]*genai.Part, len(t.Results))
+			for k, r := range t.Results {
+				res[k] = &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: sentID(r.CallID), Name: r.Name, Response: response(r.Content)}}
+			}
+			out = append(out, genai.NewContentFromParts(res, genai.RoleUser))
+		}
+		return nil
+	})
+	var sys *genai.Content
+	if len(system) > 0 {
+		sys = genai.NewContentFromParts(system, genai.RoleUser)
+	}
+	return sys, out, err
+}
+
+func sentID(id string) string {
+	if strings.HasPrefix(id, inventedID) {
+		return ""
+	}
+	return id
+}
+
+// response is a tool result as a FunctionResponse's object.
+func response(content string) map[string]any {
+	t := bytes.TrimSpace([]byte(content))
+	if len(t) > 0 && t[0] == '{' {
+		if m, err := object(t); err == nil {
+			return m
+		}
+	}
+	return map[string]any{"output": content}
+}
+
+// object decodes a JSON object keeping its numbers exact.
+func object(raw []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ToolResult is the message to store for a call's FunctionResponse: its
+// content is the response object's JSON, which Contents sends back as it is.
+func ToolResult(c models.ToolCall, resp map[string]any) (models.HistoryMessage, error) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return models.HistoryMessage{}, sdk.Errorf(-1, "response", "%v", err)
+	}
+	return sdk.ToolResult(c, string(b)), nil
+}
+
+// FromResponse is the assistant message to store for the first candidate:
+// its text, its function calls, its thoughts and thought signatures, the
+// model and usage.
+func FromResponse(r *genai.GenerateContentResponse) (models.HistoryMessage, error) {
+	if r == nil || len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+		return models.HistoryMessage{}, sdk.Errorf(-1, "candidates", "the response has no candidate content")
+	}
+	m := models.HistoryMessage{Role: models.RoleAssistant}
+	var texts []string
+	var items []json.RawMessage
+	add := func(it item) {
+		b, _ := json.Marshal(it)
+		items = append(items, b)
+	}
+	for j, p := range r.Candidates[0].Content.Parts {
+		at := func(k string) string { return "candidates[0].content.parts[" + strconv.Itoa(j) + "]." + k }
+		switch {
+		case p == nil:
+			return models.HistoryMessage{}, sdk.Errorf(-1, at("part"), "null part")
+		case p.Thought:
+			b, _ := json.Marshal(p)
+			add(item{On: "thought", Part: b})
+		case p.FunctionCall != nil:
+			fc := p.FunctionCall
+			args, err := json.Marshal(fc.Args)
+			if err != nil || fc.Args == nil {
+				args = []byte("{}")
+			}
+			id := fc.ID
+			if id == "" {
+				id = inventedID + strconv.Itoa(len(m.ToolCalls)) + "-" + fc.Name
+			}
+			call := models.ToolCall{ID: id, Name: fc.Name, Arguments: string(args)}
+			if err := call.Check(); err != nil {
+				fe, _ := models.AsFieldError(err)
+				return models.HistoryMessage{}, sdk.Errorf(-1, at("functionCall."+fe.Field), "%s", fe.Reason)
+			}
+			if len(p.ThoughtSignature) > 0 {
+				add(item{On: "call", Call: len(m.ToolCalls), Signature: p.ThoughtSignature})
+			}
+			m.ToolCalls = append(m.ToolCalls, call)
+		case p.Text != "" && p.InlineData == nil && p.FileData == nil && p.ExecutableCode == nil && p.CodeExecutionResult == nil:
+			texts = append(texts, p.Text)
+			if len(p.ThoughtSignature) > 0 {
+				add(item{On: "text", Signature: p.ThoughtSignature})
+			}
+		default:
+			b, _ := json.Marshal(p)
+			return models.HistoryMessage{}, sdk.Errorf(-1, at("part"), "only text, thoughts and function calls are kept: %.80s", b)
+		}
+	}
+	m.Content = strings.Join(texts, "")
+	sdk.WithReasoning(&m, Provider, items)
+	var in, out, total int64
+	if u := r.UsageMetadata; u != nil {
+		in, out, total = int64(u.PromptTokenCount), int64(u.CandidatesTokenCount), int64(u.TotalTokenCount)
+	}
+	sdk.WithUsage(&m, r.ModelVersion, in, out, total)
+	return m, nil
+}
+
+// LookupDeclaration is the REM LOOKUP tool as a genai function declaration.
+func LookupDeclaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{Name: sdk.LookupToolName, Description: sdk.LookupToolDescription,
+		ParametersJsonSchema: sdk.LookupToolParameters()}
+}
