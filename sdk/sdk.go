@@ -16,11 +16,13 @@ import (
 // history as the next request needs it: long answers cut to their REM
 // LOOKUP hint, tool calls, usage, model and reasoning included (a load with
 // extras). Append stores one turn's messages, all or none. Lookup returns
-// the full text behind a key.
+// the full text behind a key. Clear soft-deletes the session's messages
+// (they stay in the table for audit; their keys find nothing after).
 type Store interface {
 	Load(ctx context.Context, session string) ([]models.HistoryMessage, error)
 	Append(ctx context.Context, session string, msgs []models.HistoryMessage) error
 	Lookup(ctx context.Context, key string) (string, error)
+	Clear(ctx context.Context, session string) error
 }
 
 // Library is a Store on the library: every call goes to st.
@@ -34,6 +36,14 @@ func (l library) Load(ctx context.Context, session string) ([]models.HistoryMess
 
 func (l library) Append(ctx context.Context, session string, msgs []models.HistoryMessage) error {
 	_, err := l.st.StoreMessages(ctx, session, msgs, "")
+	return err
+}
+
+func (l library) Clear(ctx context.Context, session string) error {
+	_, err := l.st.ClearMessages(ctx, session)
+	if errors.Is(err, sessionstore.ErrNotFound) {
+		return nil // nothing to clear
+	}
 	return err
 }
 

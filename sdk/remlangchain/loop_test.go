@@ -1,0 +1,152 @@
+package remlangchain_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/remstore/remstore/internal/agenttest"
+	"github.com/remstore/remstore/internal/fakellm"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sdk/remlangchain"
+)
+
+func fake(t *testing.T) (llms.Model, *fakellm.Recorder) {
+	rec := &fakellm.Recorder{}
+	srv := httptest.NewServer(fakellm.OpenAI(rec))
+	t.Cleanup(srv.Close)
+	llm, err := openai.New(openai.WithBaseURL(srv.URL), openai.WithToken("test"), openai.WithModel("gpt-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return llm, rec
+}
+
+func tools() []llms.Tool {
+	fn := func(name string) llms.Tool {
+		return llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: name,
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}
+	}
+	return []llms.Tool{fn("get_weather"), fn("fetch_guide"), remlangchain.LookupTool()}
+}
+
+// loop is the agent on llms.Model.GenerateContent: the history as its own
+// []llms.MessageContent, or in remstore.
+func loop(llm llms.Model) agenttest.Loop {
+	return func(ctx context.Context, st sdk.Store) error {
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, agenttest.System)}
+		for _, prompt := range fakellm.Prompts {
+			if st == nil {
+				msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
+			} else if err := st.Append(ctx, agenttest.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
+				return err
+			}
+			for {
+				if st != nil {
+					h, err := st.Load(ctx, agenttest.Session)
+					if err != nil {
+						return err
+					}
+					if msgs, err = remlangchain.MessageContents(h, remlangchain.Options{System: agenttest.System}); err != nil {
+						return err
+					}
+				}
+				resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools()))
+				if err != nil {
+					return err
+				}
+				choice := resp.Choices[0]
+				if st == nil {
+					ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+					if choice.Content != "" {
+						ai.Parts = append(ai.Parts, llms.TextContent{Text: choice.Content})
+					}
+					for _, tc := range choice.ToolCalls {
+						ai.Parts = append(ai.Parts, tc)
+					}
+					msgs = append(msgs, ai)
+					for _, tc := range choice.ToolCalls {
+						out, _ := agenttest.Tool(ctx, nil, tc.FunctionCall.Name, tc.FunctionCall.Arguments)
+						msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool,
+							Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: out}}})
+					}
+				} else {
+					answer, err := remlangchain.FromChoice(choice)
+					if err != nil {
+						return err
+					}
+					turn := []models.HistoryMessage{answer}
+					for _, c := range answer.ToolCalls {
+						out, err := agenttest.Tool(ctx, st, c.Name, c.Arguments)
+						if err != nil {
+							return err
+						}
+						turn = append(turn, sdk.ToolResult(c, out))
+					}
+					if err := st.Append(ctx, agenttest.Session, turn); err != nil {
+						return err
+					}
+				}
+				if len(choice.ToolCalls) == 0 {
+					break
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func TestLoop(t *testing.T) {
+	llm, rec := fake(t)
+	agenttest.Check(t, rec, loop(llm))
+}
+
+// The chat message history gives back what was added, tool calls and all,
+// and refuses a tool result whose call it never stored.
+func TestHistory(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range agenttest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			h := remlangchain.NewHistory(b.New(t, agenttest.Large), "lc-1")
+			in := []llms.ChatMessage{
+				llms.SystemChatMessage{Content: "Be brief."},
+				llms.HumanChatMessage{Content: "weather?"},
+				llms.AIChatMessage{ToolCalls: []llms.ToolCall{{ID: "c1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "get_weather", Arguments: `{"city": "Lisbon"}`}}}},
+				llms.ToolChatMessage{ID: "c1", Content: `{"celsius":21}`},
+				llms.AIChatMessage{Content: "21 °C."},
+			}
+			for _, m := range in {
+				if err := h.AddMessage(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := h.Messages(ctx)
+			if err != nil || !reflect.DeepEqual(got, in) {
+				t.Fatalf("messages\n%#v\nwant\n%#v\n%v", got, in, err)
+			}
+			// A fresh History learns the call's name from the session.
+			again := remlangchain.NewHistory(b.New(t, agenttest.Large), "lc-2")
+			if err := again.SetMessages(ctx, in[:3]); err != nil {
+				t.Fatal(err)
+			}
+			if err := remlangchain.NewHistory(remlangchain.StoreOf(again), "lc-2").AddMessage(ctx, in[3]); err != nil {
+				t.Fatal(err)
+			}
+			err = h.AddMessage(ctx, llms.ToolChatMessage{ID: "nope", Content: "x"})
+			if fe, ok := models.AsFieldError(err); !ok || fe.Field != "tool_call_id" {
+				t.Fatalf("orphan tool result: %v", err)
+			}
+			if err := h.Clear(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := h.Messages(ctx); len(got) != 0 {
+				t.Fatalf("after Clear: %v", got)
+			}
+		})
+	}
+}
