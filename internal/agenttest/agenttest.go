@@ -6,11 +6,17 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/internal/fakellm"
 	"github.com/remstore/remstore/repository"
@@ -37,11 +43,8 @@ type Backend struct {
 	New func(t *testing.T, truncate int) sdk.Store
 }
 
-// Extra backends (serve through package client) are added by their
-// packages' tests: agenttest cannot import them without a cycle.
-var Extra []Backend
-
-// Backends are PostgreSQL and SQLite through the library, then Extra.
+// Backends are PostgreSQL and SQLite through the library, and through
+// serve (package httpapi, in process) with the Go client.
 func Backends() []Backend {
 	lib := func(name string, open func(testing.TB) *repository.DB) Backend {
 		return Backend{Name: name, New: func(t *testing.T, truncate int) sdk.Store {
@@ -52,7 +55,38 @@ func Backends() []Backend {
 			return sdk.Library(st)
 		}}
 	}
-	return append([]Backend{lib("postgres", dbtest.NewPostgres), lib("sqlite", dbtest.NewSQLite)}, Extra...)
+	serve := func(name string, open func(testing.TB) *repository.DB) Backend {
+		return Backend{Name: name, New: func(t *testing.T, truncate int) sdk.Store {
+			return NewServeClient(t, open(t), truncate).Agent()
+		}}
+	}
+	return []Backend{lib("postgres", dbtest.NewPostgres), lib("sqlite", dbtest.NewSQLite),
+		serve("serve-postgres", dbtest.NewPostgres), serve("serve-sqlite", dbtest.NewSQLite)}
+}
+
+// APIKey is the key NewServeClient's server takes, bound to alice.
+const APIKey = "agenttest-key-0123456789"
+
+// NewServeClient starts remstore serve's API in process on db (loads cut
+// at truncate) and returns a Go client of it acting as alice.
+func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Client {
+	t.Helper()
+	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Options{Stores: stores, APIKeys: []httpapi.APIKey{{Key: APIKey, UserID: "alice"}},
+		Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, client.Options{APIKey: APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // Loop is one run of the scripted conversation (fakellm.Prompts) against

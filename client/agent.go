@@ -1,0 +1,44 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+)
+
+// Agent is the sdk.Store on this client: what a Go agent on a model SDK
+// adapter (sdk/...) keeps its session in through serve.
+func (c *Client) Agent() sdk.Store { return agentStore{c} }
+
+type agentStore struct{ c *Client }
+
+func (a agentStore) Load(ctx context.Context, session string) ([]models.HistoryMessage, error) {
+	h, err := a.c.Load(ctx, session, LoadOptions{Extras: true})
+	if errors.Is(err, ErrNotFound) {
+		return []models.HistoryMessage{}, nil // a new session
+	}
+	return h, err
+}
+
+func (a agentStore) Append(ctx context.Context, session string, msgs []models.HistoryMessage) error {
+	_, err := a.c.Store(ctx, session, msgs, "")
+	return err
+}
+
+func (a agentStore) Lookup(ctx context.Context, key string) (string, error) {
+	full, err := a.c.Lookup(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return "", &models.FieldError{Index: -1, Field: "key", Reason: "no message for this key"}
+	}
+	return full, err
+}
+
+func (a agentStore) Clear(ctx context.Context, session string) error {
+	_, err := a.c.ClearMessages(ctx, session)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

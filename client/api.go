@@ -1,0 +1,272 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// StoreResult is the answer of a store.
+type StoreResult struct {
+	SessionID string   `json:"session_id"`
+	Stored    int      `json:"stored"` // written now; 0 when the same request was stored before
+	Keys      []string `json:"keys"`   // each message's REM LOOKUP key
+}
+
+// The results the API shares with the library.
+type (
+	Session     = sessionstore.SessionInfo
+	SessionPage = sessionstore.ListResult
+	SearchHit   = sessionstore.SearchHit
+)
+
+// SessionWithMessages is GET /v1/sessions/{id}.
+type SessionWithMessages struct {
+	Session  Session                 `json:"session"`
+	Messages []models.HistoryMessage `json:"messages"`
+}
+
+// Store stores messages in one transaction. idempotencyKey "" gets a new
+// one: a retry of this call stores once.
+func (c *Client) Store(ctx context.Context, session string, msgs []models.HistoryMessage, idempotencyKey string) (StoreResult, error) {
+	body, err := encodeHistory(msgs)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	var out StoreResult
+	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/messages", body: body,
+		headers: idempotency(idempotencyKey), safety: Resend}, &out)
+	return out, err
+}
+
+// StorePydanticAI stores pydantic-ai messages given as their JSON.
+func (c *Client) StorePydanticAI(ctx context.Context, session string, messagesJSON []byte, idempotencyKey string) (StoreResult, error) {
+	var out StoreResult
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/messages", query: url.Values{"format": {"pydantic-ai"}},
+		body: messagesJSON, headers: idempotency(idempotencyKey), safety: Resend}, &out)
+	return out, err
+}
+
+// LoadOptions shapes a load.
+type LoadOptions struct {
+	NoCompress bool      // every answer in full
+	Extras     bool      // tool calls, author, usage, model, reasoning
+	Since      time.Time // only messages created after it
+}
+
+func (o LoadOptions) query() url.Values {
+	q := url.Values{"compress": {strconv.FormatBool(!o.NoCompress)}, "extras": {strconv.FormatBool(o.Extras)}}
+	if !o.Since.IsZero() {
+		q.Set("since", o.Since.Format(time.RFC3339Nano))
+	}
+	return q
+}
+
+// Load returns the session's history (SPEC §1 messages).
+func (c *Client) Load(ctx context.Context, session string, o LoadOptions) ([]models.HistoryMessage, error) {
+	var raw json.RawMessage
+	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: Resend}, &raw); err != nil {
+		return nil, err
+	}
+	return models.DecodeHistory(raw)
+}
+
+// PydanticAIOptions shapes a pydantic-ai load.
+type PydanticAIOptions struct {
+	LoadOptions
+	SystemPrompt string
+	AgentName    string // recorded by the audit dump
+	Prompt       string // recorded by the audit dump
+	Strict       bool   // a stored role with no pydantic-ai form is an error
+}
+
+// LoadPydanticAI returns the history as pydantic-ai's message JSON.
+func (c *Client) LoadPydanticAI(ctx context.Context, session string, o PydanticAIOptions) (json.RawMessage, error) {
+	q := o.query()
+	q.Set("format", "pydantic-ai")
+	for k, v := range map[string]string{"system_prompt": o.SystemPrompt, "agent_name": o.AgentName, "prompt": o.Prompt} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if o.Strict {
+		q.Set("strict", "true")
+	}
+	var raw json.RawMessage
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend}, &raw)
+	return raw, err
+}
+
+// Lookup returns the full text behind a REM LOOKUP key (bare, or the phrase).
+func (c *Client) Lookup(ctx context.Context, key string) (string, error) {
+	if strings.TrimSpace(key) == "" {
+		return "", &models.FieldError{Index: -1, Field: "key", Reason: "must not be empty"}
+	}
+	var out struct {
+		Content string `json:"content"`
+	}
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/lookup", query: url.Values{"key": {key}}, safety: Resend}, &out)
+	return out.Content, err
+}
+
+// SearchOptions shapes a search.
+type SearchOptions struct {
+	In    string // content (default), tool, agent or key
+	Limit int
+}
+
+// Search finds the user's messages by words, tool or agent names, or keys.
+func (c *Client) Search(ctx context.Context, q string, o SearchOptions) ([]SearchHit, error) {
+	v := url.Values{"q": {q}}
+	if o.In != "" {
+		v.Set("in", o.In)
+	}
+	if o.Limit > 0 {
+		v.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out struct {
+		Hits []SearchHit `json:"hits"`
+	}
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/search", query: v, safety: Resend}, &out)
+	return out.Hits, err
+}
+
+// ListOptions filters ListSessions.
+type ListOptions struct {
+	Statuses                                                 []string
+	Agent, Owner, Cursor                                     string
+	CreatedAfter, CreatedBefore, UpdatedAfter, UpdatedBefore time.Time
+	Limit                                                    int
+}
+
+// ListSessions returns one page of the user's sessions, newest first.
+func (c *Client) ListSessions(ctx context.Context, o ListOptions) (SessionPage, error) {
+	v := url.Values{}
+	if len(o.Statuses) > 0 {
+		v.Set("status", strings.Join(o.Statuses, ","))
+	}
+	for k, s := range map[string]string{"agent": o.Agent, "owner": o.Owner, "cursor": o.Cursor} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	for k, t := range map[string]time.Time{"created_after": o.CreatedAfter, "created_before": o.CreatedBefore,
+		"updated_after": o.UpdatedAfter, "updated_before": o.UpdatedBefore} {
+		if !t.IsZero() {
+			v.Set(k, t.Format(time.RFC3339Nano))
+		}
+	}
+	if o.Limit > 0 {
+		v.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out SessionPage
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions", query: v, safety: Resend}, &out)
+	return out, err
+}
+
+// GetSession returns a session with its messages.
+func (c *Client) GetSession(ctx context.Context, session string, compress bool) (SessionWithMessages, error) {
+	var out SessionWithMessages
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session), query: url.Values{"compress": {strconv.FormatBool(compress)}},
+		safety: Resend}, &out)
+	return out, err
+}
+
+// SessionUpdate is what UpdateSession changes; nil fields stay.
+type SessionUpdate struct {
+	Name      *string        `json:"name,omitempty"`
+	AgentName *string        `json:"agent_name,omitempty"`
+	Settings  map[string]any `json:"settings,omitempty"`
+	Status    *string        `json:"status,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+}
+
+// UpdateSession renames, assigns an agent, changes settings or status.
+func (c *Client) UpdateSession(ctx context.Context, session string, u SessionUpdate) (Session, error) {
+	if u.Name == nil && u.AgentName == nil && u.Settings == nil && u.Status == nil {
+		return Session{}, errors.New("client: nothing to change: set Name, AgentName, Settings or Status")
+	}
+	body, _ := json.Marshal(u)
+	var out Session
+	_, err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + seg(session), body: body, safety: Resend}, &out)
+	return out, err
+}
+
+// ForkOptions shapes a fork.
+type ForkOptions struct {
+	UpTo         int    `json:"up_to,omitempty"` // the first n live messages; 0: all
+	NewSessionID string `json:"new_session_id,omitempty"`
+}
+
+// Fork copies the session's first messages into a new session.
+func (c *Client) Fork(ctx context.Context, session string, o ForkOptions) (Session, error) {
+	body, _ := json.Marshal(o)
+	var out Session
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/fork", body: body, safety: Unsent}, &out)
+	return out, err
+}
+
+// Cancel marks the session cancelled.
+func (c *Client) Cancel(ctx context.Context, session, reason string) (Session, error) {
+	body, _ := json.Marshal(map[string]string{"reason": reason})
+	if reason == "" {
+		body = []byte("{}")
+	}
+	var out Session
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/cancel", body: body, safety: Unsent}, &out)
+	return out, err
+}
+
+// DeleteSession soft-deletes the session (purge: removes its rows).
+func (c *Client) DeleteSession(ctx context.Context, session string, purge bool) error {
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session), query: url.Values{"purge": {strconv.FormatBool(purge)}},
+		safety: Unsent}, nil)
+	return err
+}
+
+// PopMessage soft-deletes the last message and returns it in full; nil
+// when none is left.
+func (c *Client) PopMessage(ctx context.Context, session string) (*models.HistoryMessage, error) {
+	var out struct {
+		Message *models.HistoryMessage `json:"message"`
+	}
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages/last", safety: Unsent}, &out)
+	return out.Message, err
+}
+
+// ClearMessages soft-deletes every message of the session; how many.
+func (c *Client) ClearMessages(ctx context.Context, session string) (int, error) {
+	var out struct {
+		Removed int `json:"removed"`
+	}
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages", safety: Resend}, &out)
+	return out.Removed, err
+}
+
+// Ready is nil when the server answers /readyz (storage reachable).
+func (c *Client) Ready(ctx context.Context) error {
+	_, err := c.do(ctx, call{method: "GET", path: "/readyz", safety: Resend}, nil)
+	return err
+}
+
+// encodeHistory is the store body, checked before it is sent.
+func encodeHistory(msgs []models.HistoryMessage) ([]byte, error) {
+	b := []byte{'['}
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = m.AppendJSON(b); err != nil {
+			return nil, &models.FieldError{Index: i, Reason: err.Error()}
+		}
+	}
+	return append(b, ']'), nil
+}

@@ -1,0 +1,255 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout    = 30 * time.Second
+	DefaultMaxRetries = 3
+	DefaultBackoff    = 250 * time.Millisecond
+	DefaultMaxBackoff = 4 * time.Second
+	// MaxResponseBytes bounds what the client reads of one answer.
+	MaxResponseBytes = 256 << 20
+)
+
+// Options configures a Client; zero values take the defaults.
+type Options struct {
+	APIKey string // sent as Authorization: Bearer
+	UserID string // sent as X-User-Id (a key bound to a user needs none)
+	// Timeout bounds each try of a call (the context bounds the whole call).
+	Timeout time.Duration
+	// MaxRetries is how often a call is sent again (0 to 10); -1 means none.
+	MaxRetries int
+	Backoff    time.Duration // the first retry's delay, doubled each time
+	MaxBackoff time.Duration // no delay is longer
+	// HTTPClient sends the requests; nil means one of its own with Timeout.
+	HTTPClient *http.Client
+}
+
+// Client calls one remstore serve. It is safe for concurrent use.
+type Client struct {
+	base    *url.URL
+	o       Options
+	http    *http.Client
+	retries int
+}
+
+// New returns a client of the server at baseURL (http:// or https://).
+func New(baseURL string, o Options) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: base URL must be http:// or https:// with a host: %q", baseURL)
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Timeout < 0 {
+		return nil, errors.New("client: Timeout must be positive")
+	}
+	retries := o.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	case retries > 10:
+		return nil, errors.New("client: MaxRetries must be 0 to 10")
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = DefaultBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: o.Timeout}
+	}
+	return &Client{base: u, o: o, http: hc, retries: retries}, nil
+}
+
+// Safety says whether a call may be sent again.
+type Safety string
+
+const (
+	// Resend: twice has the effect of once; retried on 503 and on any
+	// connection error.
+	Resend Safety = "resend"
+	// Unsent: it would act twice; retried only when connecting failed.
+	Unsent Safety = "unsent"
+)
+
+// Decision is what the client does after one try.
+type Decision string
+
+const (
+	Return Decision = "return"
+	Raise  Decision = "raise"
+	Retry  Decision = "retry"
+)
+
+// Outcome is what one try gave: a status, or a connection error (Sent
+// says whether the request may have reached the server).
+type Outcome struct {
+	Status int // 0: no answer
+	Sent   bool
+}
+
+// Decide is the retry policy: what to do after try number attempt
+// (0-based) of a call of safety s gave out, with maxRetries allowed.
+func Decide(s Safety, attempt, maxRetries int, out Outcome) Decision {
+	last := attempt >= maxRetries
+	if out.Status == 0 {
+		if last || (out.Sent && s != Resend) {
+			return Raise
+		}
+		return Retry
+	}
+	if out.Status >= 200 && out.Status < 300 {
+		return Return
+	}
+	if last || out.Status != http.StatusServiceUnavailable || s != Resend {
+		return Raise
+	}
+	return Retry
+}
+
+// Delay is the wait before retry number attempt (0-based): the server's
+// Retry-After when it sent one (retryAfter >= 0), else backoff doubled per
+// attempt, jittered to between half and all of it; never over max.
+func Delay(backoff, max time.Duration, attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter >= 0 {
+		return min(retryAfter, max)
+	}
+	d := backoff
+	for range attempt {
+		if d >= max {
+			break
+		}
+		d *= 2
+	}
+	d = min(d, max)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// call is one API call: what is sent and how safe it is to send again.
+type call struct {
+	method, path string
+	query        url.Values
+	body         []byte
+	headers      map[string]string
+	safety       Safety
+}
+
+// do sends c under the policy and decodes a successful answer's JSON into
+// out (nil: the body is dropped). It returns the answer's status.
+func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
+	target := cl.base.String() + c.path // path segments escaped by seg
+	if q := c.query.Encode(); q != "" {
+		target += "?" + q
+	}
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, c.method, target, bytes.NewReader(c.body))
+		if err != nil {
+			return 0, fmt.Errorf("client: %s %s: %w", c.method, c.path, err)
+		}
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("User-Agent", "remstore-go/0.1")
+		if c.body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if cl.o.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+cl.o.APIKey)
+		}
+		if cl.o.UserID != "" {
+			req.Header.Set("X-User-Id", cl.o.UserID)
+		}
+		for k, v := range c.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := cl.http.Do(req)
+		var outcome Outcome
+		var retryAfter time.Duration = -1
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			outcome = Outcome{Sent: !notSent(err)}
+		} else {
+			outcome = Outcome{Status: resp.StatusCode}
+			if v, perr := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64); perr == nil && v >= 0 {
+				retryAfter = time.Duration(v * float64(time.Second))
+			}
+		}
+		switch Decide(c.safety, attempt, cl.retries, outcome) {
+		case Return:
+			defer resp.Body.Close()
+			if out == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
+				return resp.StatusCode, nil
+			}
+			if err := json.NewDecoder(io.LimitReader(resp.Body, MaxResponseBytes)).Decode(out); err != nil {
+				return resp.StatusCode, fmt.Errorf("client: %s %s: reading the answer: %w", c.method, c.path, err)
+			}
+			return resp.StatusCode, nil
+		case Raise:
+			if err != nil {
+				maybe := ""
+				if outcome.Sent && c.safety != Resend {
+					maybe = " (the request may have reached the server; it was not sent again)"
+				}
+				return 0, &Error{Method: c.method, Path: c.path, Message: err.Error() + maybe, Tries: attempt + 1, Err: err}
+			}
+			defer resp.Body.Close()
+			return resp.StatusCode, errorOf(c, resp, attempt+1)
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+		}
+		t := time.NewTimer(Delay(cl.o.Backoff, cl.o.MaxBackoff, attempt, retryAfter))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// notSent says whether err surely happened before the request left: the
+// connection could not be made.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
+
+// seg escapes one path segment (a session key may hold / or spaces).
+func seg(s string) string { return url.PathEscape(s) }
+
+func idempotency(key string) map[string]string {
+	if key == "" {
+		key = uuid.NewString()
+	}
+	return map[string]string{"Idempotency-Key": key}
+}
