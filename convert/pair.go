@@ -65,34 +65,52 @@ func ArgsObject(c models.ToolCall) []byte {
 	return []byte("{}")
 }
 
-// Walk groups a history the way Stream does, handing fn each user or
-// system message alone (turn nil) and each assistant message together
-// with the tool messages right after it (or tool messages with no
-// assistant before them) as a Turn. Roles outside SPEC §1 are handed alone
-// too: the caller decides (an SDK adapter refuses them). i is the history
-// position of the message or of the turn's first message.
+// Walk groups a history the way Stream does, handing fn each user
+// message alone (turn nil) and each assistant message together with the
+// tool messages right after it as a Turn; a tool message with no assistant
+// before it is a Turn of its own. Stored system messages are skipped, as
+// in the pydantic-ai history (SPEC §5): the system prompt is the caller's.
+// Roles outside SPEC §1 are handed alone too: the caller decides (an SDK
+// adapter refuses them). i is the history position of the message or of
+// the turn's first message.
 func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+	return walk(history, false, fn)
+}
+
+// WalkAll is Walk with the stored system messages handed to fn too, for a
+// history that gives back what was stored (langchaingo's chat history).
+func WalkAll(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+	return walk(history, true, fn)
+}
+
+func walk(history []models.HistoryMessage, keepSystem bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
 	for i := 0; i < len(history); {
 		m := &history[i]
 		role := m.Role.Normalize()
-		if role != models.RoleAssistant && role != models.RoleTool {
+		switch {
+		case role == models.RoleSystem && !keepSystem:
+			i++
+			continue
+		case role == models.RoleTool: // no assistant before it
+			t := Pair(nil, history[i:i+1], i)
+			if err := fn(i, m, &t); err != nil {
+				return err
+			}
+			i++
+			continue
+		case role != models.RoleAssistant:
 			if err := fn(i, m, nil); err != nil {
 				return err
 			}
 			i++
 			continue
 		}
-		start, first := i, i
-		var asst *models.HistoryMessage
-		if role == models.RoleAssistant {
-			asst, first = m, i+1
-		}
-		j := first
+		j := i + 1
 		for j < len(history) && history[j].Role.IsTool() {
 			j++
 		}
-		t := Pair(asst, history[first:j], first)
-		if err := fn(start, m, &t); err != nil {
+		t := Pair(m, history[i+1:j], i+1)
+		if err := fn(i, m, &t); err != nil {
 			return err
 		}
 		i = j

@@ -14,6 +14,9 @@ fi
 mkdir -p .test-output
 go build -o .test-output/remstore ./cmd/remstore
 export REMSTORE_BIN=$PWD/.test-output/remstore
+# The Go half of the pydantic-ai oracle for the SDK adapters (test_sdk_oracle.py).
+go build -o .test-output/sdkreq ./internal/cmd/sdkreq
+export REMSTORE_SDKREQ_BIN=$PWD/.test-output/sdkreq
 
 # venv NAME REQUIREMENTS: interop/.venv-NAME, (re)built when the file changes.
 venv() {

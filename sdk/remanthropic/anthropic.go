@@ -17,8 +17,9 @@ const Provider = "anthropic"
 
 // Options shapes a request.
 type Options struct {
-	// System, when set, is the first system block; stored system messages
-	// follow it, in order (the API takes the system prompt apart).
+	// System, when set, is the system block (the API takes the system
+	// prompt apart). Stored system messages are not sent, as in the
+	// pydantic-ai history (SPEC §5): the system prompt is the caller's.
 	System string
 }
 
@@ -35,13 +36,11 @@ func Messages(history []models.HistoryMessage, o Options) ([]anthropic.TextBlock
 	out := make([]anthropic.MessageParam, 0, len(history))
 	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
-			switch m.Role {
-			case models.RoleUser:
-				out = append(out, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
-			case models.RoleSystem:
-				system = append(system, anthropic.TextBlockParam{Text: m.Content})
-			default:
+			if m.Role != models.RoleUser {
 				return sdk.Errorf(i, "role", "%q has no Anthropic form", string(m.Role))
+			}
+			if m.Content != "" { // the API refuses an empty text block
+				out = append(out, anthropic.NewUserMessage(anthropic.NewTextBlock(m.Content)))
 			}
 			return nil
 		}

@@ -17,13 +17,18 @@ import (
 // Provider is this package's name in the reasoning items it keeps.
 const Provider = "google"
 
+// skipSignature is the thought signature Google documents for function
+// calls that Gemini did not produce.
+const skipSignature = "skip_thought_signature_validator"
+
 // inventedID prefixes the ids FromResponse gives calls that came without.
 const inventedID = "genai-"
 
 // Options shapes a request.
 type Options struct {
-	// System, when set, is the first part of the system instruction; stored
-	// system messages follow it.
+	// System, when set, is the system instruction. Stored system messages
+	// are not sent, as in the pydantic-ai history (SPEC §5): the system
+	// prompt is the caller's.
 	System string
 }
 
@@ -49,14 +54,10 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 	out := make([]*genai.Content, 0, len(history))
 	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
-			switch m.Role {
-			case models.RoleUser:
-				out = append(out, genai.NewContentFromText(m.Content, genai.RoleUser))
-			case models.RoleSystem:
-				system = append(system, genai.NewPartFromText(m.Content))
-			default:
+			if m.Role != models.RoleUser {
 				return sdk.Errorf(i, "role", "%q has no genai form", string(m.Role))
 			}
+			out = append(out, genai.NewContentFromText(m.Content, genai.RoleUser))
 			return nil
 		}
 		var parts []*genai.Part
@@ -98,8 +99,15 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 			if err != nil {
 				return sdk.Errorf(i, "tool_calls", "%v", err)
 			}
+			sig := callSig[k]
+			if k == 0 && len(sig) == 0 {
+				// A call another writer stored has no signature, which
+				// Gemini 3 refuses; this is the value Google documents for
+				// calls that did not come from Gemini (pydantic-ai sends it).
+				sig = []byte(skipSignature)
+			}
 			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: args},
-				ThoughtSignature: callSig[k]})
+				ThoughtSignature: sig})
 		}
 		if len(parts) > 0 {
 			out = append(out, genai.NewContentFromParts(parts, genai.RoleModel))
@@ -113,6 +121,10 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 		}
 		return nil
 	})
+	if len(out) > 0 && out[0].Role == genai.RoleModel {
+		// Gemini wants a user turn first; an empty one, as pydantic-ai sends.
+		out = append([]*genai.Content{genai.NewContentFromText("", genai.RoleUser)}, out...)
+	}
 	var sys *genai.Content
 	if len(system) > 0 {
 		sys = genai.NewContentFromParts(system, genai.RoleUser)
@@ -138,8 +150,12 @@ func response(content string) map[string]any {
 	return map[string]any{"output": content}
 }
 
-// object decodes a JSON object keeping its numbers exact.
+// object decodes a JSON object keeping its numbers exact; anything after
+// the object is an error (the text is then not an object).
 func object(raw []byte) (map[string]any, error) {
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("not a JSON object: %.60s", raw)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any

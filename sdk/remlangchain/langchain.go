@@ -19,7 +19,8 @@ const Provider = "langchaingo"
 
 // Options shapes a request.
 type Options struct {
-	// System, when set, is sent first as a system message.
+	// System, when set, is sent first as a system message. Stored system
+	// messages are not sent, as in the pydantic-ai history (SPEC §5).
 	System string
 }
 
@@ -35,14 +36,10 @@ func MessageContents(history []models.HistoryMessage, o Options) ([]llms.Message
 	}
 	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
-			switch m.Role {
-			case models.RoleUser:
-				out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Content))
-			case models.RoleSystem:
-				out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, m.Content))
-			default:
+			if m.Role != models.RoleUser {
 				return sdk.Errorf(i, "role", "%q has no langchaingo form", string(m.Role))
 			}
+			out = append(out, llms.TextParts(llms.ChatMessageTypeHuman, m.Content))
 			return nil
 		}
 		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
@@ -182,7 +179,7 @@ func (h *History) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
 		return nil, err
 	}
 	var out []llms.ChatMessage
-	err = sdk.Walk(hist, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
+	err = convert.WalkAll(hist, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
 			switch m.Role {
 			case models.RoleUser:

@@ -14,9 +14,9 @@ const Provider = "openai"
 
 // Options shapes a request.
 type Options struct {
-	// System, when set, is sent first as a system message. Store the system
-	// prompt or pass it here, not both: a stored system message is sent
-	// where it stands.
+	// System, when set, is sent first as a system message. Stored system
+	// messages are not sent, as in the pydantic-ai history (SPEC §5): the
+	// system prompt is the caller's.
 	System string
 }
 
@@ -31,14 +31,10 @@ func Messages(history []models.HistoryMessage, o Options) ([]openai.ChatCompleti
 	}
 	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
-			switch m.Role {
-			case models.RoleUser:
-				out = append(out, openai.UserMessage(m.Content))
-			case models.RoleSystem:
-				out = append(out, openai.SystemMessage(m.Content))
-			default:
+			if m.Role != models.RoleUser {
 				return sdk.Errorf(i, "role", "%q has no Chat Completions form", string(m.Role))
 			}
+			out = append(out, openai.UserMessage(m.Content))
 			return nil
 		}
 		var a openai.ChatCompletionAssistantMessageParam

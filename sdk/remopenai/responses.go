@@ -25,14 +25,10 @@ func InputItems(history []models.HistoryMessage, o Options) (responses.ResponseI
 	}
 	err := sdk.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {
-			switch m.Role {
-			case models.RoleUser:
-				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
-			case models.RoleSystem:
-				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleSystem))
-			default:
+			if m.Role != models.RoleUser {
 				return sdk.Errorf(i, "role", "%q has no Responses form", string(m.Role))
 			}
+			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
 			return nil
 		}
 		if t.Assistant != nil {
