@@ -256,8 +256,13 @@ func (c *Client) Ready(ctx context.Context) error {
 	return err
 }
 
-// encodeHistory is the store body, checked before it is sent.
+// encodeHistory is the store body, checked before it is sent with the
+// library's own check (sessionstore.ValidateMessages): the JSON encoder
+// would turn invalid UTF-8 into U+FFFD, changing what the caller gave.
 func encodeHistory(msgs []models.HistoryMessage) ([]byte, error) {
+	if err := sessionstore.ValidateMessages(msgs); err != nil {
+		return nil, err
+	}
 	b := []byte{'['}
 	for i, m := range msgs {
 		if i > 0 {

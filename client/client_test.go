@@ -87,10 +87,15 @@ func TestEveryCall(t *testing.T) {
 		if err := c.DeleteSession(ctx, "branch", true); err != nil {
 			t.Fatal(err)
 		}
-		// Errors carry the API's body: the field, the code, the request id.
+		// A message the library would refuse is refused before it is sent.
 		_, err = c.Store(ctx, "x", []models.HistoryMessage{{Role: "robot", Content: "hi"}}, "")
-		if !errors.Is(err, client.ErrBadRequest) || !errors.As(err, &e) || e.Field != "messages[0].role" || e.RequestID == "" || e.Code == "" {
+		if fe, ok := models.AsFieldError(err); !ok || fe.Field != "role" {
 			t.Fatalf("bad role: %#v", err)
+		}
+		// Errors carry the API's body: the field, the code, the request id.
+		_, err = c.Lookup(ctx, "not a key")
+		if !errors.Is(err, client.ErrBadRequest) || !errors.As(err, &e) || e.Field != "key" || e.RequestID == "" || e.Code == "" {
+			t.Fatalf("bad key: %#v", err)
 		}
 		if _, err := c.Lookup(ctx, "session-00000000-0000-0000-0000-000000000000-msg-1"); !errors.Is(err, client.ErrNotFound) {
 			t.Fatalf("unknown key: %v", err)

@@ -116,6 +116,18 @@ func ToolResult(call models.ToolCall, content string) models.HistoryMessage {
 	return m
 }
 
+// ResultFor is the tool message answering the call callID of answer: the
+// call must be one the answer made (a tool result without its call is an
+// error naming the id, before anything is stored).
+func ResultFor(answer models.HistoryMessage, callID, content string) (models.HistoryMessage, error) {
+	for _, c := range answer.ToolCalls {
+		if c.ID == callID {
+			return ToolResult(c, content), nil
+		}
+	}
+	return models.HistoryMessage{}, Errorf(-1, "tool_call_id", "the answer made no call %q: a tool result needs its call", callID)
+}
+
 // Walk is convert.Walk: the one grouping of a history into user, system and
 // assistant messages and turns (an assistant message with its calls and the
 // results that answer them) that every adapter maps.

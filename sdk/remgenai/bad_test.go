@@ -1,0 +1,40 @@
+package remgenai_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk/remgenai"
+)
+
+func TestRefusesWhatItCannotKeep(t *testing.T) {
+	for name, c := range map[string]struct{ body, field string }{
+		"inline data":  {`{"candidates":[{"content":{"role":"model","parts":[{"text":"x"},{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}}]}`, "candidates[0].content.parts[1].part"},
+		"no call name": {`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"","args":{}}}]}}]}`, "candidates[0].content.parts[0].functionCall.name"},
+		"no candidate": {`{"candidates":[]}`, "candidates"},
+	} {
+		var r genai.GenerateContentResponse
+		if err := json.Unmarshal([]byte(c.body), &r); err != nil {
+			t.Fatal(err)
+		}
+		_, err := remgenai.FromResponse(&r)
+		if fe, ok := models.AsFieldError(err); !ok || fe.Field != c.field {
+			t.Errorf("%s: %v, want field %s", name, err, c.field)
+		}
+	}
+	// A call without an id gets one that is never sent back.
+	var r genai.GenerateContentResponse
+	_ = json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`), &r)
+	m, err := remgenai.FromResponse(&r)
+	if err != nil || len(m.ToolCalls) != 1 || m.ToolCalls[0].ID == "" {
+		t.Fatalf("%+v %v", m, err)
+	}
+	res, _ := remgenai.ToolResult(m.ToolCalls[0], map[string]any{"ok": true})
+	_, contents, err := remgenai.Contents([]models.HistoryMessage{{Role: "user", Content: "q"}, m, res}, remgenai.Options{})
+	if err != nil || contents[1].Parts[0].FunctionCall.ID != "" || contents[2].Parts[0].FunctionResponse.ID != "" {
+		t.Fatalf("invented id sent: %+v %v", contents, err)
+	}
+}

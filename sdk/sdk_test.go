@@ -1,0 +1,52 @@
+package sdk_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/internal/agenttest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+)
+
+// A turn with one bad message is refused whole, naming the message and the
+// part, on every backend; what was stored before stays as it was.
+func TestBadTurnIsNotHalfStored(t *testing.T) {
+	ctx := context.Background()
+	good := models.HistoryMessage{Role: models.RoleAssistant, Content: "calling",
+		ToolCalls: []models.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}}}
+	for _, b := range agenttest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, agenttest.Large)
+			if err := st.Append(ctx, "s", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}); err != nil {
+				t.Fatal(err)
+			}
+			for name, bad := range map[string]models.HistoryMessage{
+				"arguments not JSON": {Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c2", Name: "f", Arguments: "{a:"}}},
+				"invalid UTF-8":      {Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c2", Name: "f\xff", Arguments: "{}"}}},
+				"calls on a user":    {Role: models.RoleUser, Content: "x", ToolCalls: []models.ToolCall{{ID: "c2", Name: "f"}}},
+			} {
+				err := st.Append(ctx, "s", []models.HistoryMessage{good, sdk.ToolResult(good.ToolCalls[0], "ok"), bad})
+				if err == nil || !strings.Contains(err.Error(), "message 2") || !strings.Contains(err.Error(), "tool_calls") {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+			h, err := st.Load(ctx, "s")
+			if err != nil || len(h) != 1 {
+				t.Fatalf("after refused turns: %d messages, %v", len(h), err)
+			}
+		})
+	}
+}
+
+func TestResultForNeedsItsCall(t *testing.T) {
+	answer := models.HistoryMessage{Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}}}
+	m, err := sdk.ResultFor(answer, "c1", "done")
+	if err != nil || m.ToolCallID != "c1" || m.ToolName != "f" || string(m.ToolArguments) != `{"a":1}` {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if _, err := sdk.ResultFor(answer, "c9", "x"); err == nil || !strings.Contains(err.Error(), `"c9"`) {
+		t.Fatalf("orphan result: %v", err)
+	}
+}
