@@ -17,6 +17,9 @@ export REMSTORE_BIN=$PWD/.test-output/remstore
 # The Go half of the pydantic-ai oracle for the SDK adapters (test_sdk_oracle.py).
 go build -o .test-output/sdkreq ./internal/cmd/sdkreq
 export REMSTORE_SDKREQ_BIN=$PWD/.test-output/sdkreq
+# The Go agent of the cross-language session (interop/peer/test_cross_language.py).
+go build -o .test-output/openai-chat ./examples/openai-chat
+export REMSTORE_EXAMPLE_OPENAI_BIN=$PWD/.test-output/openai-chat
 
 # venv NAME REQUIREMENTS: interop/.venv-NAME, (re)built when the file changes.
 venv() {

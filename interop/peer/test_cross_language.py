@@ -1,0 +1,169 @@
+"""One session, two languages (issue 39): a pydantic-ai agent (Python,
+through the Python client) runs three turns with tool calls; a Go agent on
+openai-go (examples/openai-chat, through the Go client) loads the same
+session and runs two more; pydantic-ai runs a sixth. Each side's model sees
+the whole conversation, calls paired with their results, in its own format;
+a long answer of each side is cut on load and its key resolves from both
+sides; the peer's own code loads the session (check: its load equals
+remstore's, key for key, and its lookup returns the cut text)."""
+import json
+import os
+import re
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from peerlib import remstore
+from remstore_serve import Server
+from test_agent_writers import check
+
+PROMPTS = ["What is the weather in Lisbon?", "Tell me everything about Lisbon.", "And in Porto?",
+           "What is the weather in Faro?", "Tell me everything about Faro.", "Summarize the trip."]
+LONG = {city: "".join(f"{city} fact {i}: trams, tiles and the sea. " for i in range(30)) for city in ("Lisbon", "Faro")}
+
+
+def reply(prompt: str, n: int):
+    """The scripted model of both sides: a weather prompt calls get_weather,
+    an 'everything' prompt gets a long answer, anything else a short one."""
+    m = re.search(r"weather in (\w+)", prompt)
+    if m:
+        return None, ("get_weather", {"city": m.group(1)})
+    m = re.search(r"everything about (\w+)", prompt)
+    if m:
+        return LONG[m.group(1)], None
+    return f"Answer {n}.", None
+
+
+class FakeOpenAI:
+    """Chat Completions for the Go agent, recording each request."""
+
+    def __init__(self):
+        self.requests = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                last = body["messages"][-1]
+                n = len(outer.requests)
+                if last["role"] == "tool":
+                    msg = {"role": "assistant", "content": f"It is 21 degrees ({n})."}
+                else:
+                    text, call = reply(last["content"], n)
+                    msg = {"role": "assistant", "content": text}
+                    if call:
+                        msg["tool_calls"] = [{"id": f"go_call_{n}", "type": "function",
+                                              "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
+                out = {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": body["model"],
+                       "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop"}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                data = json.dumps(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def go_agent(srv, session, prompts, model_url):
+    b = os.environ.get("REMSTORE_EXAMPLE_OPENAI_BIN")
+    if not b:
+        pytest.fail("REMSTORE_EXAMPLE_OPENAI_BIN is not set: run the suite with scripts/interop.sh (make test)")
+    env = {**os.environ, "OPENAI_BASE_URL": model_url, "OPENAI_API_KEY": "test"}
+    p = subprocess.run([b, "-serve", srv.url, "-api-key", srv.key, "-user", "alice", "-session", session, *prompts],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.splitlines()
+
+
+def pairs_ok(messages):
+    """Every pydantic-ai tool call is answered by the next request, ids equal."""
+    for i, m in enumerate(messages):
+        calls = [p.tool_call_id for p in m.parts if isinstance(p, ToolCallPart)]
+        if calls:
+            rets = [p.tool_call_id for p in messages[i + 1].parts if isinstance(p, ToolReturnPart)]
+            assert rets == calls, (calls, rets)
+
+
+def test_one_session_two_languages(database):
+    db, url = database
+    from remstore.pydantic_ai import run_turn_sync  # the client, installed in this venv by scripts/interop.sh
+
+    seen = []
+
+    def model(messages, info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        last = messages[-1].parts[-1]
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(content="It is 21 degrees.")])
+        text, call = reply(last.content, len(seen))
+        if call:
+            return ModelResponse(parts=[ToolCallPart(call[0], call[1], tool_call_id=f"py_call_{len(seen)}")])
+        return ModelResponse(parts=[TextPart(content=text)])
+
+    agent = Agent(FunctionModel(model), system_prompt="You are a travel agent.")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        return json.dumps({"city": city, "celsius": 21})
+
+    session = f"trip-{os.getpid()}-{db}"
+    srv = Server(url)
+    fake = FakeOpenAI()
+    try:
+        with srv.client("alice") as client:
+            for prompt in PROMPTS[:3]:
+                run_turn_sync(agent, client, session, prompt)
+            go_agent(srv, session, PROMPTS[3:5], fake.url)
+            seen.clear()
+            result = run_turn_sync(agent, client, session, PROMPTS[5])
+            assert result.output == "Answer 1."
+            hist = client.load(session, extras=True)
+    finally:
+        srv.stop()
+        fake.httpd.shutdown()
+
+    # The Go side's model saw the three pydantic-ai turns in OpenAI's form.
+    first = fake.requests[0]["messages"]
+    assert first[0] == {"role": "system", "content": "You are a travel agent. Use get_weather for weather."}
+    assert [m["content"] for m in first if m["role"] == "user"] == PROMPTS[:4]
+    for i, m in enumerate(first):
+        for k, c in enumerate(m.get("tool_calls") or []):
+            assert first[i + 1 + k] == {"role": "tool", "tool_call_id": c["id"], "content": json.dumps({"city": "Lisbon", "celsius": 21})}
+            assert c["id"].startswith("py_call_") and json.loads(c["function"]["arguments"]) == {"city": "Lisbon"}
+    assert any("REM LOOKUP" in (m.get("content") or "") for m in first if m["role"] == "assistant"), "pydantic-ai's long answer, cut"
+
+    # pydantic-ai's sixth turn saw the Go turns in pydantic-ai's form.
+    msgs = seen[0]
+    prompts = [p.content for m in msgs if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)]
+    assert prompts == PROMPTS
+    go_calls = [p for m in msgs if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, ToolCallPart) and p.tool_call_id.startswith("go_call_")]
+    assert [(c.tool_name, c.args) for c in go_calls] == [("get_weather", {"city": "Faro"})]
+    pairs_ok(msgs)
+    texts = [p.content for m in msgs if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, TextPart)]
+    assert any(t.startswith("Faro fact 0") and "REM LOOKUP" in t for t in texts), "the Go side's long answer, cut"
+
+    # Keys resolve from both sides, and the peer's own code reads the session.
+    cut = [m for m in hist if m.get("_compressed")]
+    assert {m["content"][:6] for m in cut} == {"Lisbon", "Faro f"}
+    sid = re.search(r"session-([0-9a-f-]{36})-msg", cut[0]["_entity_key"]).group(1)
+    for m in cut:
+        full = remstore(["lookup", "--db", url, "--user-id", "alice", m["_entity_key"]]).stdout.decode().rstrip("\n")
+        assert full in LONG.values()
+    full, cut_seen = check(db, "two languages", url, sid)
+    assert cut_seen >= 2
+    roles = [m["role"] for m in full]
+    assert roles.count("tool") == 3 and roles.count("user") == 6
