@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -20,34 +19,25 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/examples/internal/storeflag"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
-	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remopenai"
-	"github.com/remstore/remstore/sessionstore"
-	"github.com/remstore/remstore/settings"
 )
 
 func main() {
-	serve := flag.String("serve", "", "remstore serve's URL; empty: the library on -db")
-	apiKey := flag.String("api-key", "", "serve's API key")
-	db := flag.String("db", settings.DefaultSQLitePath(), "the database, without -serve")
-	user := flag.String("user", "alice", "the user whose session it is")
-	session := flag.String("session", "chat-1", "the session key")
+	f := storeflag.Register()
 	model := flag.String("model", "gpt-4o-mini", "the model")
-	system := flag.String("system", "You are a travel agent. Use get_weather for weather.", "the system prompt")
 	flag.Parse()
 	ctx := context.Background()
-	st, err := open(ctx, *serve, *apiKey, *db, *user)
+	st, err := f.Open(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "openai-chat:", err)
 		os.Exit(1)
 	}
 	llm := openai.NewClient() // OPENAI_API_KEY, OPENAI_BASE_URL
 	for _, prompt := range flag.Args() {
-		answer, err := turn(ctx, llm, st, *session, *model, *system, prompt)
+		answer, err := turn(ctx, llm, st, *f.Session, *model, *f.System, prompt)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "openai-chat:", err)
 			os.Exit(1)
@@ -56,33 +46,10 @@ func main() {
 	}
 }
 
-func open(ctx context.Context, serve, apiKey, dbURL, user string) (sdk.Store, error) {
-	if serve != "" {
-		c, err := client.New(serve, client.Options{APIKey: apiKey, UserID: user})
-		if err != nil {
-			return nil, err
-		}
-		return c.Agent(), nil
-	}
-	db, err := repository.Open(ctx, dbURL)
-	if err != nil {
-		return nil, err
-	}
-	if err := migrations.Up(ctx, db); err != nil {
-		return nil, err
-	}
-	s, err := sessionstore.New(db, sessionstore.Options{UserID: user})
-	if err != nil {
-		return nil, err
-	}
-	return sdk.Library(s), nil
-}
-
 var tools = []openai.ChatCompletionToolUnionParam{
 	openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather",
 		Description: openai.String("The weather in a city"),
-		Parameters: shared.FunctionParameters{"type": "object", "required": []string{"city"},
-			"properties": map[string]any{"city": map[string]any{"type": "string"}}}}),
+		Parameters:  shared.FunctionParameters(storeflag.WeatherSchema)}),
 	remopenai.LookupTool(),
 }
 
@@ -117,7 +84,7 @@ func turn(ctx context.Context, llm openai.Client, st sdk.Store, session, model, 
 				return "", err
 			}
 			if !ok {
-				m = sdk.ToolResult(c, weather(c.Arguments))
+				m = sdk.ToolResult(c, storeflag.Weather(c.Arguments))
 			}
 			results = append(results, m)
 		}
@@ -129,14 +96,4 @@ func turn(ctx context.Context, llm openai.Client, st sdk.Store, session, model, 
 		}
 	}
 	return "", fmt.Errorf("no answer after 8 tool rounds")
-}
-
-// weather is the example's tool: a fixed forecast for the city asked.
-func weather(arguments string) string {
-	var a struct {
-		City string `json:"city"`
-	}
-	_ = json.Unmarshal([]byte(arguments), &a)
-	b, _ := json.Marshal(map[string]any{"city": a.City, "celsius": 21, "sky": "clear"})
-	return string(b)
 }

@@ -71,6 +71,18 @@ const APIKey = "agenttest-key-0123456789"
 // at truncate) and returns a Go client of it acting as alice.
 func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Client {
 	t.Helper()
+	url := NewServe(t, db, truncate)
+	c, err := client.New(url, client.Options{APIKey: APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// NewServe starts remstore serve's API in process on db (loads cut at
+// truncate; APIKey acts as alice) and returns its URL.
+func NewServe(t testing.TB, db *repository.DB, truncate int) string {
+	t.Helper()
 	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +94,7 @@ func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Clien
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, client.Options{APIKey: APIKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return srv.URL
 }
 
 // Loop is one run of the scripted conversation (fakellm.Prompts) against

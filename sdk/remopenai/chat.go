@@ -69,6 +69,7 @@ func FromCompletion(c *openai.ChatCompletion) (models.HistoryMessage, error) {
 		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.refusal", "a refusal has no place in the history: handle it before storing (%q)", short(msg.Refusal))
 	case msg.Audio.ID != "":
 		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.audio", "audio answers are not kept")
+	//lint:ignore SA1019 the deprecated function_call is read only to refuse it
 	case msg.FunctionCall.Name != "":
 		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.function_call", "the deprecated function_call is not kept; use tools")
 	}

@@ -1,0 +1,71 @@
+// Package storeflag is the examples' shared start: the flags that choose
+// where a session lives (serve through the Go client, or the library on a
+// database) and the sdk.Store they open.
+package storeflag
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+
+	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
+)
+
+// Flags are the examples' common flags.
+type Flags struct {
+	Serve, APIKey, DB, User, Session, System *string
+}
+
+// Register adds the common flags to the default flag set.
+func Register() Flags {
+	return Flags{
+		Serve:   flag.String("serve", "", "remstore serve's URL; empty: the library on -db"),
+		APIKey:  flag.String("api-key", "", "serve's API key"),
+		DB:      flag.String("db", settings.DefaultSQLitePath(), "the database, without -serve"),
+		User:    flag.String("user", "alice", "the user whose session it is"),
+		Session: flag.String("session", "chat-1", "the session key"),
+		System:  flag.String("system", "You are a travel agent. Use get_weather for weather.", "the system prompt"),
+	}
+}
+
+// Open returns the store the flags name.
+func (f Flags) Open(ctx context.Context) (sdk.Store, error) {
+	if *f.Serve != "" {
+		c, err := client.New(*f.Serve, client.Options{APIKey: *f.APIKey, UserID: *f.User})
+		if err != nil {
+			return nil, err
+		}
+		return c.Agent(), nil
+	}
+	db, err := repository.Open(ctx, *f.DB)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Up(ctx, db); err != nil {
+		return nil, err
+	}
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: *f.User})
+	if err != nil {
+		return nil, err
+	}
+	return sdk.Library(s), nil
+}
+
+// WeatherSchema is the JSON Schema of the examples' get_weather tool.
+var WeatherSchema = map[string]any{"type": "object", "required": []string{"city"},
+	"properties": map[string]any{"city": map[string]any{"type": "string"}}}
+
+// Weather is the examples' tool: a fixed forecast for the city asked.
+func Weather(arguments string) string {
+	var a struct {
+		City string `json:"city"`
+	}
+	_ = json.Unmarshal([]byte(arguments), &a)
+	b, _ := json.Marshal(map[string]any{"city": a.City, "celsius": 21, "sky": "clear"})
+	return string(b)
+}
