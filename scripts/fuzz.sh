@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${1:-30s}
-for pkg in ./models ./compressor ./convert; do
+for pkg in ./models ./compressor ./convert ./sdk; do
   for target in $(go test -list 'Fuzz.*' "$pkg" | grep '^Fuzz'); do
     echo "== $pkg $target ($t)"
     go test -run XXX -fuzz "^${target}\$" -fuzztime "$t" "$pkg"

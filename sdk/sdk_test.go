@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
@@ -48,5 +49,15 @@ func TestResultForNeedsItsCall(t *testing.T) {
 	}
 	if _, err := sdk.ResultFor(answer, "c9", "x"); err == nil || !strings.Contains(err.Error(), `"c9"`) {
 		t.Fatalf("orphan result: %v", err)
+	}
+}
+
+func TestUnansweredCallIsAnError(t *testing.T) {
+	h := []models.HistoryMessage{{Role: models.RoleUser, Content: "q"},
+		{Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c1", Name: "f"}, {ID: "c2", Name: "g"}}},
+		{Role: models.RoleTool, Content: "r", ToolCallID: "c1", ToolName: "f"}}
+	err := sdk.Walk(h, func(int, *models.HistoryMessage, *convert.Turn) error { return nil })
+	if fe, ok := models.AsFieldError(err); !ok || fe.Index != 1 || fe.Field != "tool_calls[1]" || !strings.Contains(fe.Reason, `"c2"`) {
+		t.Fatalf("%v", err)
 	}
 }
