@@ -116,6 +116,57 @@ func ToolResult(call models.ToolCall, content string) models.HistoryMessage {
 	return m
 }
 
+// DefaultMaxRounds bounds the model calls of one RunTurn.
+const DefaultMaxRounds = 8
+
+// Asker is one model call: the request built from the history with an
+// adapter, sent with its SDK, the answer mapped back (remopenai.FromCompletion,
+// remanthropic.FromMessage, ...).
+type Asker func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error)
+
+// Tooler runs one tool call and returns the message to store for it
+// (ToolResult, or remgenai.ToolResult for an object).
+type Tooler func(ctx context.Context, call models.ToolCall) (models.HistoryMessage, error)
+
+// RunTurn is one turn of an agent, whatever the SDK: it stores prompt as the
+// user's message, then, until the model answers without a tool call (at most
+// DefaultMaxRounds calls), loads the session, asks the model, runs each call
+// (rem_lookup itself, the others through tool) and stores the answer with its
+// results in one Append, all or nothing. It returns the last answer.
+func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, tool Tooler) (models.HistoryMessage, error) {
+	if err := st.Append(ctx, session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
+		return models.HistoryMessage{}, err
+	}
+	for range DefaultMaxRounds {
+		history, err := st.Load(ctx, session)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		answer, err := ask(ctx, history)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		turn := []models.HistoryMessage{answer}
+		for _, c := range answer.ToolCalls {
+			m, ok, err := HandleLookup(ctx, st, c)
+			if !ok {
+				m, err = tool(ctx, c)
+			}
+			if err != nil {
+				return models.HistoryMessage{}, fmt.Errorf("tool %s (call %s): %w", c.Name, c.ID, err)
+			}
+			turn = append(turn, m)
+		}
+		if err := st.Append(ctx, session, turn); err != nil {
+			return models.HistoryMessage{}, err
+		}
+		if len(answer.ToolCalls) == 0 {
+			return answer, nil
+		}
+	}
+	return models.HistoryMessage{}, fmt.Errorf("no answer without a tool call after %d model calls", DefaultMaxRounds)
+}
+
 // ResultFor is the tool message answering the call callID of answer: the
 // call must be one the answer made (a tool result without its call is an
 // error naming the id, before anything is stored).

@@ -1,8 +1,8 @@
 // Command genai-chat is a Go agent on google.golang.org/genai whose
 // conversation lives in remstore, thoughts included: each prompt is one turn
-// (load, call Gemini with get_weather and rem_lookup, store the answer with its
-// thought signatures and the function responses), until Gemini answers
-// without a call.
+// (sdk.RunTurn: load, call Gemini with get_weather and rem_lookup, store the
+// answer with its thought signatures and the function responses), until
+// Gemini answers without a call.
 //
 //	GOOGLE_API_KEY=... go run ./examples/genai-chat -session trip-1 "Weather in Lisbon?"
 package main
@@ -11,7 +11,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"google.golang.org/genai"
 
@@ -28,65 +27,35 @@ func main() {
 	ctx := context.Background()
 	st, err := f.Open(ctx)
 	if err != nil {
-		fail(err)
+		storeflag.Fail("genai-chat", err)
 	}
 	llm, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI}) // GOOGLE_API_KEY
 	if err != nil {
-		fail(err)
+		storeflag.Fail("genai-chat", err)
 	}
 	decls := []*genai.FunctionDeclaration{{Name: "get_weather", Description: "The weather in a city",
 		ParametersJsonSchema: storeflag.WeatherSchema}, remgenai.LookupDeclaration()}
-	for _, prompt := range flag.Args() {
-		if err := st.Append(ctx, *f.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-			fail(err)
+	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		system, contents, err := remgenai.Contents(history, remgenai.Options{System: *f.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
 		}
-		for round := 0; ; round++ {
-			if round == 8 {
-				fail(fmt.Errorf("no answer after 8 tool rounds"))
-			}
-			history, err := st.Load(ctx, *f.Session)
-			if err != nil {
-				fail(err)
-			}
-			system, contents, err := remgenai.Contents(history, remgenai.Options{System: *f.System})
-			if err != nil {
-				fail(err)
-			}
-			resp, err := llm.Models.GenerateContent(ctx, *model, contents, &genai.GenerateContentConfig{SystemInstruction: system,
-				ThinkingConfig: &genai.ThinkingConfig{IncludeThoughts: true}, Tools: []*genai.Tool{{FunctionDeclarations: decls}}})
-			if err != nil {
-				fail(err)
-			}
-			answer, err := remgenai.FromResponse(resp)
-			if err != nil {
-				fail(err)
-			}
-			turn := []models.HistoryMessage{answer}
-			for _, c := range answer.ToolCalls {
-				out := storeflag.Weather(c.Arguments)
-				if c.Name == sdk.LookupToolName {
-					if out, err = sdk.RunLookup(ctx, st, c.Arguments); err != nil {
-						fail(err)
-					}
-				}
-				m, err := remgenai.ToolResult(c, map[string]any{"output": out})
-				if err != nil {
-					fail(err)
-				}
-				turn = append(turn, m)
-			}
-			if err := st.Append(ctx, *f.Session, turn); err != nil {
-				fail(err)
-			}
-			if len(answer.ToolCalls) == 0 {
-				fmt.Println(answer.Content)
-				break
-			}
+		resp, err := llm.Models.GenerateContent(ctx, *model, contents, &genai.GenerateContentConfig{SystemInstruction: system,
+			ThinkingConfig: &genai.ThinkingConfig{IncludeThoughts: true}, Tools: []*genai.Tool{{FunctionDeclarations: decls}}})
+		if err != nil {
+			return models.HistoryMessage{}, err
 		}
+		return remgenai.FromResponse(resp)
 	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "genai-chat:", err)
-	os.Exit(1)
+	// A FunctionResponse is an object: the forecast is one already.
+	tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+		return remgenai.ToolResult(c, map[string]any{"output": storeflag.Weather(c.Arguments)})
+	}
+	for _, prompt := range flag.Args() {
+		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, tool)
+		if err != nil {
+			storeflag.Fail("genai-chat", err)
+		}
+		fmt.Println(answer.Content)
+	}
 }

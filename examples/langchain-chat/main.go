@@ -1,8 +1,7 @@
 // Command langchain-chat is a Go agent on langchaingo (its OpenAI provider)
-// whose conversation lives in remstore: each prompt is one turn of
-// GenerateContent calls with get_weather and rem_lookup, the history loaded
-// as []llms.MessageContent before each call and each answer stored with its
-// tool results.
+// whose conversation lives in remstore: each prompt is one turn (sdk.RunTurn)
+// of GenerateContent calls with get_weather and rem_lookup, the history
+// loaded as []llms.MessageContent before each call.
 //
 //	OPENAI_API_KEY=... go run ./examples/langchain-chat -session trip-1 "Weather in Lisbon?"
 package main
@@ -11,7 +10,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -29,61 +27,30 @@ func main() {
 	ctx := context.Background()
 	st, err := f.Open(ctx)
 	if err != nil {
-		fail(err)
+		storeflag.Fail("langchain-chat", err)
 	}
 	llm, err := openai.New(openai.WithModel(*model)) // OPENAI_API_KEY, OPENAI_BASE_URL
 	if err != nil {
-		fail(err)
+		storeflag.Fail("langchain-chat", err)
 	}
 	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "get_weather",
 		Description: "The weather in a city", Parameters: storeflag.WeatherSchema}}, remlangchain.LookupTool()}
-	for _, prompt := range flag.Args() {
-		if err := st.Append(ctx, *f.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-			fail(err)
+	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		msgs, err := remlangchain.MessageContents(history, remlangchain.Options{System: *f.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
 		}
-		for round := 0; ; round++ {
-			if round == 8 {
-				fail(fmt.Errorf("no answer after 8 tool rounds"))
-			}
-			history, err := st.Load(ctx, *f.Session)
-			if err != nil {
-				fail(err)
-			}
-			msgs, err := remlangchain.MessageContents(history, remlangchain.Options{System: *f.System})
-			if err != nil {
-				fail(err)
-			}
-			resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools))
-			if err != nil {
-				fail(err)
-			}
-			answer, err := remlangchain.FromChoice(resp.Choices[0])
-			if err != nil {
-				fail(err)
-			}
-			turn := []models.HistoryMessage{answer}
-			for _, c := range answer.ToolCalls {
-				m, ok, err := sdk.HandleLookup(ctx, st, c)
-				if err != nil {
-					fail(err)
-				}
-				if !ok {
-					m = sdk.ToolResult(c, storeflag.Weather(c.Arguments))
-				}
-				turn = append(turn, m)
-			}
-			if err := st.Append(ctx, *f.Session, turn); err != nil {
-				fail(err)
-			}
-			if len(answer.ToolCalls) == 0 {
-				fmt.Println(answer.Content)
-				break
-			}
+		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools))
+		if err != nil {
+			return models.HistoryMessage{}, err
 		}
+		return remlangchain.FromChoice(resp.Choices[0])
 	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "langchain-chat:", err)
-	os.Exit(1)
+	for _, prompt := range flag.Args() {
+		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, storeflag.WeatherTool)
+		if err != nil {
+			storeflag.Fail("langchain-chat", err)
+		}
+		fmt.Println(answer.Content)
+	}
 }

@@ -1,7 +1,7 @@
 // Command openai-chat is a Go agent on openai-go whose conversation lives in
-// remstore: each prompt is one turn (load the session, call the model with two
-// tools, store what it said and what the tools returned), until the model
-// answers without calling a tool.
+// remstore: each prompt is one turn (sdk.RunTurn: load the session, call the
+// model with get_weather and rem_lookup, store the answer with its tool
+// results), until the model answers without calling a tool.
 //
 //	OPENAI_API_KEY=... go run ./examples/openai-chat -session trip-1 "Weather in Lisbon?"
 //	go run ./examples/openai-chat -serve http://127.0.0.1:8088 -api-key KEY -session trip-1 "And tomorrow?"
@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -32,68 +31,30 @@ func main() {
 	ctx := context.Background()
 	st, err := f.Open(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "openai-chat:", err)
-		os.Exit(1)
+		storeflag.Fail("openai-chat", err)
 	}
 	llm := openai.NewClient() // OPENAI_API_KEY, OPENAI_BASE_URL
+	tools := []openai.ChatCompletionToolUnionParam{
+		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather",
+			Description: openai.String("The weather in a city"), Parameters: storeflag.WeatherSchema}),
+		remopenai.LookupTool(),
+	}
+	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		msgs, err := remopenai.Messages(history, remopenai.Options{System: *f.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		resp, err := llm.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: *model, Messages: msgs, Tools: tools})
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return remopenai.FromCompletion(resp)
+	}
 	for _, prompt := range flag.Args() {
-		answer, err := turn(ctx, llm, st, *f.Session, *model, *f.System, prompt)
+		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, storeflag.WeatherTool)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "openai-chat:", err)
-			os.Exit(1)
+			storeflag.Fail("openai-chat", err)
 		}
-		fmt.Println(answer)
+		fmt.Println(answer.Content)
 	}
-}
-
-var tools = []openai.ChatCompletionToolUnionParam{
-	openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather",
-		Description: openai.String("The weather in a city"),
-		Parameters:  shared.FunctionParameters(storeflag.WeatherSchema)}),
-	remopenai.LookupTool(),
-}
-
-// turn is one prompt: the user's message stored, then model calls until
-// the model answers without a tool call, each answer and its tool results
-// stored as one turn.
-func turn(ctx context.Context, llm openai.Client, st sdk.Store, session, model, system, prompt string) (string, error) {
-	if err := st.Append(ctx, session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-		return "", err
-	}
-	for range 8 { // a bound on tool rounds per prompt
-		history, err := st.Load(ctx, session)
-		if err != nil {
-			return "", err
-		}
-		msgs, err := remopenai.Messages(history, remopenai.Options{System: system})
-		if err != nil {
-			return "", err
-		}
-		resp, err := llm.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: model, Messages: msgs, Tools: tools})
-		if err != nil {
-			return "", err
-		}
-		answer, err := remopenai.FromCompletion(resp)
-		if err != nil {
-			return "", err
-		}
-		results := []models.HistoryMessage{answer}
-		for _, c := range answer.ToolCalls {
-			m, ok, err := sdk.HandleLookup(ctx, st, c)
-			if err != nil {
-				return "", err
-			}
-			if !ok {
-				m = sdk.ToolResult(c, storeflag.Weather(c.Arguments))
-			}
-			results = append(results, m)
-		}
-		if err := st.Append(ctx, session, results); err != nil {
-			return "", err
-		}
-		if len(answer.ToolCalls) == 0 {
-			return answer.Content, nil
-		}
-	}
-	return "", fmt.Errorf("no answer after 8 tool rounds")
 }

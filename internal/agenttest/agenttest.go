@@ -19,6 +19,7 @@ import (
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/internal/fakellm"
+	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sessionstore"
@@ -97,19 +98,34 @@ func NewServe(t testing.TB, db *repository.DB, truncate int) string {
 	return srv.URL
 }
 
-// Loop is one run of the scripted conversation (fakellm.Prompts) against
-// the fake provider; store is nil for the history-in-memory run.
-type Loop func(ctx context.Context, store sdk.Store) error
+// Memory is the scripted conversation (fakellm.Prompts) with its history
+// kept in the SDK's own in-memory form, as the SDK's users write it.
+type Memory func(ctx context.Context) error
 
-// Check runs memory once and remstore on every backend, twice: with
-// nothing cut, every request body must equal the memory run's as JSON;
-// with the long answer cut, the first request after the cut must be the
-// memory run's with that answer replaced by SPEC §4's hint, hand-built
-// here, and the agent must recover the cut text through rem_lookup.
-func Check(t *testing.T, rec *fakellm.Recorder, loop Loop) {
+// Check runs memory once, and the same conversation with the history in
+// remstore on every backend (each prompt an sdk.RunTurn of ask; tool nil
+// runs fakellm's tools as plain text results), twice: with nothing cut,
+// every request body must equal the memory run's as JSON; with the long
+// answer cut, the first request after the cut must be the memory run's with
+// that answer replaced by SPEC §4's hint, hand-built here, and the agent
+// must recover the cut text through rem_lookup.
+func Check(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Asker, tool sdk.Tooler) {
 	ctx := context.Background()
+	if tool == nil {
+		tool = func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+			return sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)), nil
+		}
+	}
+	loop := func(st sdk.Store) error {
+		for _, p := range fakellm.Prompts {
+			if _, err := sdk.RunTurn(ctx, st, Session, p, ask, tool); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	rec.Bodies()
-	if err := loop(ctx, nil); err != nil {
+	if err := memory(ctx); err != nil {
 		t.Fatalf("memory loop: %v", err)
 	}
 	mem := rec.Bodies()
@@ -119,7 +135,7 @@ func Check(t *testing.T, rec *fakellm.Recorder, loop Loop) {
 	for _, b := range Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := b.New(t, Large)
-			if err := loop(ctx, st); err != nil {
+			if err := loop(st); err != nil {
 				t.Fatalf("remstore loop: %v", err)
 			}
 			got := rec.Bodies()
@@ -133,7 +149,7 @@ func Check(t *testing.T, rec *fakellm.Recorder, loop Loop) {
 			}
 
 			st = b.New(t, Small)
-			if err := loop(ctx, st); err != nil {
+			if err := loop(st); err != nil {
 				t.Fatalf("remstore loop, cut: %v", err)
 			}
 			cut := rec.Bodies()
@@ -238,11 +254,5 @@ func short(s string) string {
 	return s
 }
 
-// Tool runs a call of the scripted tools or of rem_lookup (store not nil)
-// and returns its result text.
-func Tool(ctx context.Context, store sdk.Store, name, args string) (string, error) {
-	if name == sdk.LookupToolName && store != nil {
-		return sdk.RunLookup(ctx, store, args)
-	}
-	return fakellm.RunTool(name, args), nil
-}
+// Tool runs a call of the scripted tools in a memory loop.
+func Tool(name, args string) string { return fakellm.RunTool(name, args) }

@@ -30,75 +30,56 @@ func tools() []anthropic.ToolUnionParam {
 	return []anthropic.ToolUnionParam{fn("get_weather"), fn("fetch_guide"), remanthropic.LookupTool()}
 }
 
-// loop is the agent on the Messages API with extended thinking: the
-// history in the SDK's own message list (resp.ToParam(), tool_result
-// blocks), or in remstore.
-func loop(client anthropic.Client) agenttest.Loop {
-	return func(ctx context.Context, st sdk.Store) error {
+// memory is the agent on the Messages API with extended thinking, the
+// history in the SDK's own message list (resp.ToParam(), tool_result blocks).
+func memory(client anthropic.Client) agenttest.Memory {
+	return func(ctx context.Context) error {
 		system := []anthropic.TextBlockParam{{Text: agenttest.System}}
 		var msgs []anthropic.MessageParam
 		for _, prompt := range fakellm.Prompts {
-			if st == nil {
-				msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(prompt)))
-			} else if err := st.Append(ctx, agenttest.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-				return err
-			}
+			msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(prompt)))
 			for {
-				if st != nil {
-					h, err := st.Load(ctx, agenttest.Session)
-					if err != nil {
-						return err
-					}
-					if system, msgs, err = remanthropic.Messages(h, remanthropic.Options{System: agenttest.System}); err != nil {
-						return err
-					}
-				}
-				resp, err := client.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
-					Thinking: anthropic.ThinkingConfigParamOfEnabled(1024), System: system, Messages: msgs, Tools: tools()})
+				resp, err := client.Messages.New(ctx, params(system, msgs))
 				if err != nil {
 					return err
 				}
-				called := false
-				if st == nil {
-					msgs = append(msgs, resp.ToParam())
-					var results []anthropic.ContentBlockParamUnion
-					for _, b := range resp.Content {
-						if b.Type == "tool_use" {
-							out, _ := agenttest.Tool(ctx, nil, b.Name, string(b.Input))
-							results = append(results, anthropic.NewToolResultBlock(b.ID, out, false))
-						}
+				msgs = append(msgs, resp.ToParam())
+				var results []anthropic.ContentBlockParamUnion
+				for _, b := range resp.Content {
+					if b.Type == "tool_use" {
+						results = append(results, anthropic.NewToolResultBlock(b.ID, agenttest.Tool(b.Name, string(b.Input)), false))
 					}
-					if called = len(results) > 0; called {
-						msgs = append(msgs, anthropic.NewUserMessage(results...))
-					}
-				} else {
-					answer, err := remanthropic.FromMessage(resp)
-					if err != nil {
-						return err
-					}
-					turn := []models.HistoryMessage{answer}
-					for _, c := range answer.ToolCalls {
-						out, err := agenttest.Tool(ctx, st, c.Name, c.Arguments)
-						if err != nil {
-							return err
-						}
-						turn = append(turn, sdk.ToolResult(c, out))
-					}
-					if err := st.Append(ctx, agenttest.Session, turn); err != nil {
-						return err
-					}
-					called = len(answer.ToolCalls) > 0
 				}
-				if !called {
+				if len(results) == 0 {
 					break
 				}
+				msgs = append(msgs, anthropic.NewUserMessage(results...))
 			}
 		}
 		return nil
 	}
 }
 
+func params(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) anthropic.MessageNewParams {
+	return anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 1024,
+		Thinking: anthropic.ThinkingConfigParamOfEnabled(1024), System: system, Messages: msgs, Tools: tools()}
+}
+
+func ask(client anthropic.Client) sdk.Asker {
+	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+		system, msgs, err := remanthropic.Messages(h, remanthropic.Options{System: agenttest.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		resp, err := client.Messages.New(ctx, params(system, msgs))
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return remanthropic.FromMessage(resp)
+	}
+}
+
 func TestLoop(t *testing.T) {
 	client, rec := fake(t)
-	agenttest.Check(t, rec, loop(client))
+	agenttest.Check(t, rec, memory(client), ask(client), nil)
 }

@@ -35,76 +35,56 @@ func config(system *genai.Content) *genai.GenerateContentConfig {
 		Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{decl("get_weather"), decl("fetch_guide"), remgenai.LookupDeclaration()}}}}
 }
 
-// loop is the agent on genai with thoughts: the history as the SDK's own
-// []*genai.Content (the candidate's content appended as it came), or in
-// remstore.
-func loop(client *genai.Client) agenttest.Loop {
-	return func(ctx context.Context, st sdk.Store) error {
+// memory is the agent on genai with thoughts, the history as the SDK's
+// own []*genai.Content (the candidate's content appended as it came).
+func memory(client *genai.Client) agenttest.Memory {
+	return func(ctx context.Context) error {
 		system := genai.NewContentFromText(agenttest.System, genai.RoleUser)
 		var contents []*genai.Content
 		for _, prompt := range fakellm.Prompts {
-			if st == nil {
-				contents = append(contents, genai.NewContentFromText(prompt, genai.RoleUser))
-			} else if err := st.Append(ctx, agenttest.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-				return err
-			}
+			contents = append(contents, genai.NewContentFromText(prompt, genai.RoleUser))
 			for {
-				if st != nil {
-					h, err := st.Load(ctx, agenttest.Session)
-					if err != nil {
-						return err
-					}
-					if system, contents, err = remgenai.Contents(h, remgenai.Options{System: agenttest.System}); err != nil {
-						return err
-					}
-				}
 				resp, err := client.Models.GenerateContent(ctx, "gemini-test", contents, config(system))
 				if err != nil {
 					return err
 				}
-				calls := resp.FunctionCalls()
-				if st == nil {
-					contents = append(contents, resp.Candidates[0].Content)
-					var parts []*genai.Part
-					for _, c := range calls {
-						args, _ := jsonText(c.Args)
-						out, _ := agenttest.Tool(ctx, nil, c.Name, args)
-						parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: c.ID, Name: c.Name, Response: map[string]any{"output": out}}})
-					}
-					if len(parts) > 0 {
-						contents = append(contents, genai.NewContentFromParts(parts, genai.RoleUser))
-					}
-				} else {
-					answer, err := remgenai.FromResponse(resp)
-					if err != nil {
-						return err
-					}
-					turn := []models.HistoryMessage{answer}
-					for _, c := range answer.ToolCalls {
-						out, err := agenttest.Tool(ctx, st, c.Name, c.Arguments)
-						if err != nil {
-							return err
-						}
-						m, err := remgenai.ToolResult(c, map[string]any{"output": out})
-						if err != nil {
-							return err
-						}
-						turn = append(turn, m)
-					}
-					if err := st.Append(ctx, agenttest.Session, turn); err != nil {
-						return err
-					}
+				contents = append(contents, resp.Candidates[0].Content)
+				var parts []*genai.Part
+				for _, c := range resp.FunctionCalls() {
+					args, _ := jsonText(c.Args)
+					parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: c.ID, Name: c.Name,
+						Response: map[string]any{"output": agenttest.Tool(c.Name, args)}}})
 				}
-				if len(calls) == 0 {
+				if len(parts) == 0 {
 					break
 				}
+				contents = append(contents, genai.NewContentFromParts(parts, genai.RoleUser))
 			}
 		}
 		return nil
 	}
 }
 
+func ask(client *genai.Client) sdk.Asker {
+	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+		system, contents, err := remgenai.Contents(h, remgenai.Options{System: agenttest.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		resp, err := client.Models.GenerateContent(ctx, "gemini-test", contents, config(system))
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return remgenai.FromResponse(resp)
+	}
+}
+
+// tool answers as the memory loop does: {"output": text}.
+func tool(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+	return remgenai.ToolResult(c, map[string]any{"output": agenttest.Tool(c.Name, c.Arguments)})
+}
+
 func TestLoop(t *testing.T) {
 	client, rec := fake(t)
-	agenttest.Check(t, rec, loop(client))
+	agenttest.Check(t, rec, memory(client), ask(client), tool)
 }

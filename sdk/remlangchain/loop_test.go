@@ -35,62 +35,30 @@ func tools() []llms.Tool {
 	return []llms.Tool{fn("get_weather"), fn("fetch_guide"), remlangchain.LookupTool()}
 }
 
-// loop is the agent on llms.Model.GenerateContent: the history as its own
-// []llms.MessageContent, or in remstore.
-func loop(llm llms.Model) agenttest.Loop {
-	return func(ctx context.Context, st sdk.Store) error {
+// memory is the agent on llms.Model.GenerateContent with the history as
+// its own []llms.MessageContent.
+func memory(llm llms.Model) agenttest.Memory {
+	return func(ctx context.Context) error {
 		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, agenttest.System)}
 		for _, prompt := range fakellm.Prompts {
-			if st == nil {
-				msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
-			} else if err := st.Append(ctx, agenttest.Session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-				return err
-			}
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
 			for {
-				if st != nil {
-					h, err := st.Load(ctx, agenttest.Session)
-					if err != nil {
-						return err
-					}
-					if msgs, err = remlangchain.MessageContents(h, remlangchain.Options{System: agenttest.System}); err != nil {
-						return err
-					}
-				}
 				resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools()))
 				if err != nil {
 					return err
 				}
 				choice := resp.Choices[0]
-				if st == nil {
-					ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
-					if choice.Content != "" {
-						ai.Parts = append(ai.Parts, llms.TextContent{Text: choice.Content})
-					}
-					for _, tc := range choice.ToolCalls {
-						ai.Parts = append(ai.Parts, tc)
-					}
-					msgs = append(msgs, ai)
-					for _, tc := range choice.ToolCalls {
-						out, _ := agenttest.Tool(ctx, nil, tc.FunctionCall.Name, tc.FunctionCall.Arguments)
-						msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool,
-							Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: out}}})
-					}
-				} else {
-					answer, err := remlangchain.FromChoice(choice)
-					if err != nil {
-						return err
-					}
-					turn := []models.HistoryMessage{answer}
-					for _, c := range answer.ToolCalls {
-						out, err := agenttest.Tool(ctx, st, c.Name, c.Arguments)
-						if err != nil {
-							return err
-						}
-						turn = append(turn, sdk.ToolResult(c, out))
-					}
-					if err := st.Append(ctx, agenttest.Session, turn); err != nil {
-						return err
-					}
+				ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+				if choice.Content != "" {
+					ai.Parts = append(ai.Parts, llms.TextContent{Text: choice.Content})
+				}
+				for _, tc := range choice.ToolCalls {
+					ai.Parts = append(ai.Parts, tc)
+				}
+				msgs = append(msgs, ai)
+				for _, tc := range choice.ToolCalls {
+					msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{
+						ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: agenttest.Tool(tc.FunctionCall.Name, tc.FunctionCall.Arguments)}}})
 				}
 				if len(choice.ToolCalls) == 0 {
 					break
@@ -101,9 +69,23 @@ func loop(llm llms.Model) agenttest.Loop {
 	}
 }
 
+func ask(llm llms.Model) sdk.Asker {
+	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+		msgs, err := remlangchain.MessageContents(h, remlangchain.Options{System: agenttest.System})
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools()))
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return remlangchain.FromChoice(resp.Choices[0])
+	}
+}
+
 func TestLoop(t *testing.T) {
 	llm, rec := fake(t)
-	agenttest.Check(t, rec, loop(llm))
+	agenttest.Check(t, rec, memory(llm), ask(llm), nil)
 }
 
 // The chat message history gives back what was added, tool calls and all,

@@ -7,8 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"os"
 
 	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sdk"
@@ -59,6 +62,18 @@ func (f Flags) Open(ctx context.Context) (sdk.Store, error) {
 // WeatherSchema is the JSON Schema of the examples' get_weather tool.
 var WeatherSchema = map[string]any{"type": "object", "required": []string{"city"},
 	"properties": map[string]any{"city": map[string]any{"type": "string"}}}
+
+// Fail prints err for the named program and exits 1.
+func Fail(program string, err error) {
+	fmt.Fprintln(os.Stderr, program+":", err)
+	os.Exit(1)
+}
+
+// WeatherTool runs get_weather (any call that is not rem_lookup) for
+// sdk.RunTurn.
+func WeatherTool(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+	return sdk.ToolResult(c, Weather(c.Arguments)), nil
+}
 
 // Weather is the examples' tool: a fixed forecast for the city asked.
 func Weather(arguments string) string {
