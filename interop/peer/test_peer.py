@@ -78,6 +78,19 @@ SHAPES = {
         # no form for it, and remstore says so on stderr (SPEC §1).
         {"role": "critic", "content": "a role only the peer writes"},
     ],
+    # Calls stored on the answer (the tool_calls column, issue 39): the
+    # peer keeps the list in its column; remstore's pydantic-ai history uses
+    # the calls as stored, which here say what the tool rows say.
+    "typedcalls": [
+        {"role": "user", "content": "weather and time?"},
+        {"role": "assistant", "content": "checking both",
+         "tool_calls": [{"id": "t1", "name": "weather", "arguments": "{\"city\": \"Lisbon\"}"},
+                        {"id": "t2", "name": "clock", "arguments": "{}"}]},
+        {"role": "tool", "content": '{"celsius": 21}', "tool_call_id": "t1", "tool_name": "weather",
+         "tool_arguments": {"city": "Lisbon"}},
+        {"role": "tool", "content": "10:30", "tool_call_id": "t2", "tool_name": "clock"},
+        {"role": "assistant", "content": long("the weather and the time, at length ")},
+    ],
     "listargs": [
         {"role": "user", "content": "q"},
         {"role": "assistant", "content": ""},
