@@ -308,3 +308,21 @@ func TestTypedCallsPreferred(t *testing.T) {
 		t.Fatalf("a call with no arguments: %+v", p)
 	}
 }
+
+// A stored call whose result was removed (a pop) is not in the pydantic-ai
+// history: the peer, which knows calls only from results, shows none, and a
+// call without its return breaks the next model request.
+func TestUnansweredStoredCallLeftOut(t *testing.T) {
+	t.Parallel()
+	h := []models.HistoryMessage{{Role: "user", Content: "q"},
+		{Role: "assistant", Content: "calling", ToolCalls: []models.ToolCall{{ID: "a", Name: "f"}, {ID: "b", Name: "g"}}},
+		{Role: "tool", Content: "{}", ToolCallID: "b", ToolName: "g"}}
+	out := Convert(h, Options{Now: fixedNow})
+	var ids []string
+	for _, p := range out[1].Parts {
+		ids = append(ids, p.PartKind+":"+p.ToolCallID)
+	}
+	if want := []string{"tool-call:b", "text:"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("parts %v, want %v", ids, want)
+	}
+}

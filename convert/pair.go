@@ -18,9 +18,12 @@ type Result struct {
 
 // Turn is an assistant message with the tool results right after it: the
 // unit that every model API pairs calls and results by. Calls are the
-// assistant's typed tool calls, then one call synthesized per result that
-// answers none of them (SPEC §5: the peer's rows keep no calls). Assistant
-// is nil for tool results with no assistant message before them.
+// assistant's stored tool calls that a result answers, then one call
+// synthesized per result that answers none of them (SPEC §5: the peer's
+// rows keep no calls). A stored call with no result (removed by a pop, or
+// never stored) is left out: every model API refuses a call without its
+// result, and the peer, which knows calls only from results, shows none.
+// Assistant is nil for tool results with no assistant message before them.
 type Turn struct {
 	Assistant *models.HistoryMessage
 	Calls     []models.ToolCall
@@ -33,19 +36,26 @@ type Turn struct {
 // adapter (package sdk/...) build their calls from it.
 func Pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int) Turn {
 	t := Turn{Assistant: asst}
+	ids := make([]string, len(tools))
+	answered := map[string]bool{}
+	for k := range tools {
+		ids[k] = tools[k].ToolCallID
+		if ids[k] == "" {
+			ids[k] = "call_" + strconv.Itoa(first+k)
+		}
+		answered[ids[k]] = true
+	}
 	known := map[string]bool{}
 	if asst != nil {
 		for _, c := range asst.ToolCalls {
-			t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: c.Arguments})
-			known[c.ID] = true
+			if answered[c.ID] && !known[c.ID] {
+				t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: c.Arguments})
+				known[c.ID] = true
+			}
 		}
 	}
 	for k := range tools {
-		m := &tools[k]
-		id := m.ToolCallID
-		if id == "" {
-			id = "call_" + strconv.Itoa(first+k)
-		}
+		m, id := &tools[k], ids[k]
 		name := SanitizeToolName(m.ToolName)
 		if !known[id] {
 			known[id] = true

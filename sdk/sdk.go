@@ -179,28 +179,10 @@ func ResultFor(answer models.HistoryMessage, callID, content string) (models.His
 	return models.HistoryMessage{}, Errorf(-1, "tool_call_id", "the answer made no call %q: a tool result needs its call", callID)
 }
 
-// Walk is convert.Walk, the one grouping of a history into user messages
+// Walk is convert.Walk: the one grouping of a history into user messages
 // and turns (an assistant message with its calls and the results that
-// answer them) that every adapter maps, with one more rule for requests to
-// a model API: a stored call with no result after it is an error naming the
-// message and the call. Every provider refuses such a request; sending it
-// without the call would change what the model said.
-func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *convert.Turn) error) error {
-	return convert.Walk(history, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
-		if t != nil && len(t.Calls) > len(t.Results) {
-			answered := map[string]bool{}
-			for _, r := range t.Results {
-				answered[r.CallID] = true
-			}
-			for j, c := range t.Calls {
-				if !answered[c.ID] {
-					return Errorf(i, fmt.Sprintf("tool_calls[%d]", j), "call %q has no tool result after it; store each call's result with its answer", c.ID)
-				}
-			}
-		}
-		return fn(i, m, t)
-	})
-}
+// answer them) that every adapter maps.
+var Walk = convert.Walk
 
 // Reasoning returns the items of provider that m carries (ReasoningKey).
 func Reasoning(m *models.HistoryMessage, provider string) ([]json.RawMessage, error) {
