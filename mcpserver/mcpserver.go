@@ -45,9 +45,8 @@ var _ Store = (*sessionstore.Store)(nil)
 func New(st Store, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remstore", Version: version}, nil)
 	mcp.AddTool(s, &mcp.Tool{
-		Name: "rem_lookup",
-		Description: "Recover the full text of a message that was truncated with " +
-			"'[Message truncated - REM LOOKUP <key> to recover full content]'. Pass the key.",
+		Name:        sessionstore.LookupToolName,
+		Description: sessionstore.LookupToolDescription,
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, a LookupArgs) (*mcp.CallToolResult, any, error) {
 		if !st.Enabled() {
 			return toolError(sessionstore.ErrDisabled), nil, nil

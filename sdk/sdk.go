@@ -51,11 +51,11 @@ func (l library) Lookup(ctx context.Context, key string) (string, error) {
 	return l.st.Lookup(ctx, key)
 }
 
-// The REM LOOKUP tool every adapter offers under its SDK's tool type.
+// The REM LOOKUP tool every adapter offers under its SDK's tool type, as
+// the MCP server offers it.
 const (
-	LookupToolName        = "rem_lookup"
-	LookupToolDescription = "Recover the full text of an earlier message that the history shows cut, " +
-		"with a [Message truncated - REM LOOKUP <key> to recover full content] hint. Pass that key."
+	LookupToolName        = sessionstore.LookupToolName
+	LookupToolDescription = sessionstore.LookupToolDescription
 )
 
 // LookupToolParameters is the tool's JSON Schema: {"key": string}, required.

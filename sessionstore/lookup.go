@@ -11,6 +11,14 @@ import (
 	"github.com/remstore/remstore/repository"
 )
 
+// The REM LOOKUP tool as every surface offers it to a model (the MCP server,
+// the model SDK adapters under sdk/): one name and one description.
+const (
+	LookupToolName        = "rem_lookup"
+	LookupToolDescription = "Recover the full text of a message that was truncated with " +
+		"'[Message truncated - REM LOOKUP <key> to recover full content]'. Pass the key."
+)
+
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a
 // "REM LOOKUP <key>" / "LOOKUP <key>" phrase), for the store's tenant only.
 // It tries the stored entity_key (one index probe), then the key's position
