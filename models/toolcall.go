@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,7 +91,8 @@ func ParseToolCalls(raw []byte) ([]ToolCall, error) {
 			return nil, err
 		}
 		fields := it
-		for k, v := range it {
+		for _, k := range slices.Sorted(maps.Keys(it)) { // one error for one input, whatever the map order
+			v := it[k]
 			switch k {
 			case "id", "name", "arguments":
 			case "type":
@@ -106,8 +109,10 @@ func ParseToolCalls(raw []byte) ([]ToolCall, error) {
 						return nil, bad(at(k+"."+fk), "not a key of a function call; the keys are name, arguments")
 					}
 				}
-				if _, flat := it["name"]; flat {
-					return nil, bad(at("name"), `given both flat and inside "function"`)
+				for _, k := range []string{"name", "arguments"} {
+					if _, flat := it[k]; flat {
+						return nil, bad(at(k), `given both flat and inside "function"`)
+					}
 				}
 				fields = fn
 			default:

@@ -30,6 +30,7 @@ func TestParseToolCalls(t *testing.T) {
 		{"nested arguments not JSON", `[{"id":"c1","type":"function","function":{"name":"f","arguments":"nope"}}]`, nil, "tool_calls[0].arguments", "not valid JSON"},
 		{"type not function", `[{"id":"c1","type":"web_search","name":"f"}]`, nil, "tool_calls[0].type", `must be "function"`},
 		{"both forms", `[{"id":"c1","name":"f","function":{"name":"g"}}]`, nil, "tool_calls[0].name", "both"},
+		{"arguments both ways", `[{"id":"c1","arguments":"{}","function":{"name":"g","arguments":"{}"}}]`, nil, "tool_calls[0].arguments", "both"},
 		{"key inside function", `[{"id":"c1","function":{"name":"g","strict":true}}]`, nil, "tool_calls[0].function.strict", "not a key"},
 		{"id a number", `[{"id":1,"name":"f"}]`, nil, "tool_calls[0].id", "must be a string"},
 	} {
