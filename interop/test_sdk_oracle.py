@@ -9,14 +9,13 @@ docs/interop.md ("The Go SDK adapters beside pydantic-ai")."""
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from conftest import HISTORIES, SYSTEM_PROMPT, run, unique
+from jsonserver import JSONServer
 
 NEXT = "next question"
 
@@ -32,33 +31,9 @@ ANSWERS = {
 }
 
 
-class Capture:
-    """A local server that records the body of each request and answers as
-    the provider would."""
-
-    def __init__(self, provider):
-        self.bodies = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                outer.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                data = json.dumps(ANSWERS[provider]).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
+def capture(provider):
+    """A local server that records each request and answers as the provider would."""
+    return JSONServer(lambda path, body: ANSWERS[provider])
 
 
 def pydantic_model(provider, url):
@@ -241,12 +216,12 @@ def oracle_db(tmp_path_factory):
 def test_go_request_matches_pydantic_ai(provider, path):
     dicts, pai = stored(path)
     history = ModelMessagesTypeAdapter.validate_json(pai)
-    cap = Capture(provider)
+    cap = capture(provider)
     try:
         Agent(pydantic_model(provider, cap.url)).run_sync(NEXT, message_history=history)
     finally:
         cap.close()
-    assert len(cap.bodies) == 1
-    want = NEUTRAL[provider](cap.bodies[0])
+    assert len(cap.requests) == 1
+    want = NEUTRAL[provider](cap.bodies()[0])
     got = NEUTRAL[provider](sdkreq(provider, dicts + [{"role": "user", "content": NEXT}]))
     assert got == want, f"Go {provider} request:\n{got}\npydantic-ai's:\n{want}"

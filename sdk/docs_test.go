@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -60,15 +61,8 @@ func TestDocsGo(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build of docs/go.md's programs: %v\n%s", err, out)
 	}
-	oa := httptest.NewServer(fakellm.OpenAI(&fakellm.Recorder{}))
-	defer oa.Close()
-	an := httptest.NewServer(fakellm.Anthropic(&fakellm.Recorder{}))
-	defer an.Close()
-	gm := httptest.NewServer(fakellm.Gemini(&fakellm.Recorder{}))
-	defer gm.Close()
 	serve := agenttest.NewServe(t, dbtest.NewSQLite(t), agenttest.Large)
-	env := append(os.Environ(), "OPENAI_BASE_URL="+oa.URL, "OPENAI_API_KEY=k", "ANTHROPIC_BASE_URL="+an.URL, "ANTHROPIC_API_KEY=k",
-		"GOOGLE_GEMINI_BASE_URL="+gm.URL, "GOOGLE_API_KEY=k", "GEMINI_API_KEY=", "REMSTORE_URL="+serve, "REMSTORE_API_KEY="+agenttest.APIKey)
+	env := append(providerEnv(t), "REMSTORE_URL="+serve, "REMSTORE_API_KEY="+agenttest.APIKey)
 	for i, b := range blocks {
 		run := exec.Command(filepath.Join(bin, strconv.Itoa(i)))
 		run.Env = env
@@ -95,14 +89,7 @@ func TestExamples(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/...: %v\n%s", err, out)
 	}
-	oa := httptest.NewServer(fakellm.OpenAI(&fakellm.Recorder{}))
-	defer oa.Close()
-	an := httptest.NewServer(fakellm.Anthropic(&fakellm.Recorder{}))
-	defer an.Close()
-	gm := httptest.NewServer(fakellm.Gemini(&fakellm.Recorder{}))
-	defer gm.Close()
-	env := append(os.Environ(), "OPENAI_BASE_URL="+oa.URL, "OPENAI_API_KEY=k", "ANTHROPIC_BASE_URL="+an.URL, "ANTHROPIC_API_KEY=k",
-		"GOOGLE_GEMINI_BASE_URL="+gm.URL, "GOOGLE_API_KEY=k", "GEMINI_API_KEY=")
+	env := providerEnv(t)
 	for _, name := range []string{"openai-chat", "anthropic-chat", "genai-chat", "langchain-chat"} {
 		db := filepath.Join(t.TempDir(), "ex.db")
 		run := exec.Command(filepath.Join(bin, name), "-db", db, "-session", "trip", fakellm.Prompts[0], fakellm.Prompts[2])
@@ -112,4 +99,17 @@ func TestExamples(t *testing.T) {
 			t.Errorf("%s: %v\n%s", name, err, out)
 		}
 	}
+}
+
+// providerEnv starts the fake OpenAI, Anthropic and Gemini servers for the
+// test and returns the environment that points each SDK at its fake.
+func providerEnv(t *testing.T) []string {
+	start := func(h http.Handler) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	return append(os.Environ(), "OPENAI_BASE_URL="+start(fakellm.OpenAI(&fakellm.Recorder{})), "OPENAI_API_KEY=k",
+		"ANTHROPIC_BASE_URL="+start(fakellm.Anthropic(&fakellm.Recorder{})), "ANTHROPIC_API_KEY=k",
+		"GOOGLE_GEMINI_BASE_URL="+start(fakellm.Gemini(&fakellm.Recorder{})), "GOOGLE_API_KEY=k", "GEMINI_API_KEY=")
 }

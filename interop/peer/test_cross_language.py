@@ -10,14 +10,13 @@ import json
 import os
 import re
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from jsonserver import JSONServer
 from peerlib import remstore
 from remstore_serve import Server
 from test_agent_writers import check
@@ -39,43 +38,24 @@ def reply(prompt: str, n: int):
     return f"Answer {n}.", None
 
 
-class FakeOpenAI:
-    """Chat Completions for the Go agent, recording each request."""
+def fake_openai():
+    """Chat Completions for the Go agent, from reply(), recording each request."""
+    def answer(path, body):
+        last, n = body["messages"][-1], len(server.requests)
+        if last["role"] == "tool":
+            msg = {"role": "assistant", "content": f"It is 21 degrees ({n})."}
+        else:
+            text, call = reply(last["content"], n)
+            msg = {"role": "assistant", "content": text}
+            if call:
+                msg["tool_calls"] = [{"id": f"go_call_{n}", "type": "function",
+                                      "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
+        return {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
 
-    def __init__(self):
-        self.requests = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                last = body["messages"][-1]
-                n = len(outer.requests)
-                if last["role"] == "tool":
-                    msg = {"role": "assistant", "content": f"It is 21 degrees ({n})."}
-                else:
-                    text, call = reply(last["content"], n)
-                    msg = {"role": "assistant", "content": text}
-                    if call:
-                        msg["tool_calls"] = [{"id": f"go_call_{n}", "type": "function",
-                                              "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
-                out = {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": body["model"],
-                       "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop"}],
-                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-                data = json.dumps(out).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    server = JSONServer(answer)
+    return server
 
 
 def go_agent(srv, session, prompts, model_url):
@@ -122,22 +102,22 @@ def test_one_session_two_languages(database):
 
     session = f"trip-{os.getpid()}-{db}"
     srv = Server(url)
-    fake = FakeOpenAI()
+    fake = fake_openai()
     try:
         with srv.client("alice") as client:
             for prompt in PROMPTS[:3]:
                 run_turn_sync(agent, client, session, prompt)
-            go_agent(srv, session, PROMPTS[3:5], fake.url)
+            go_agent(srv, session, PROMPTS[3:5], fake.url + "/v1")
             seen.clear()
             result = run_turn_sync(agent, client, session, PROMPTS[5])
             assert result.output == "Answer 1."
             hist = client.load(session, extras=True)
     finally:
         srv.stop()
-        fake.httpd.shutdown()
+        fake.close()
 
     # The Go side's model saw the three pydantic-ai turns in OpenAI's form.
-    first = fake.requests[0]["messages"]
+    first = fake.bodies()[0]["messages"]
     assert first[0] == {"role": "system", "content": "You are a travel agent. Use get_weather for weather."}
     assert [m["content"] for m in first if m["role"] == "user"] == PROMPTS[:4]
     for i, m in enumerate(first):
