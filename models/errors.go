@@ -3,6 +3,8 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // FieldError reports bad input: which message (by its position in the input
@@ -32,4 +34,23 @@ func AsFieldError(err error) (*FieldError, bool) {
 	var fe *FieldError
 	ok := errors.As(err, &fe)
 	return fe, ok
+}
+
+// CheckText rejects what PostgreSQL cannot store in a text column: invalid
+// UTF-8 and NUL; maxRunes > 0 also bounds the length in code points
+// (VARCHAR(n) counts characters). i is the message's position (-1: none);
+// the error is a *FieldError naming field.
+func CheckText(i int, field, s string, maxRunes int) error {
+	if !utf8.ValidString(s) {
+		return &FieldError{Index: i, Field: field, Reason: "invalid UTF-8"}
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return &FieldError{Index: i, Field: field, Reason: "contains a NUL byte"}
+	}
+	if maxRunes > 0 {
+		if n := utf8.RuneCountInString(s); n > maxRunes {
+			return &FieldError{Index: i, Field: field, Reason: fmt.Sprintf("longer than %d characters (%d)", maxRunes, n)}
+		}
+	}
+	return nil
 }

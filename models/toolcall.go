@@ -157,19 +157,17 @@ func argumentsText(v json.RawMessage, field string) (string, error) {
 }
 
 // Check is what a store requires of a tool call: an id and a name (each
-// valid UTF-8 without NUL, at most 1024 bytes) and arguments that are ""
-// or valid JSON. Field names the key, Index is -1.
+// text CheckText takes, at most 1024 characters, as tool_call_id and
+// tool_name) and arguments that are "" or valid JSON. Field names the key,
+// Index is -1. (The store also holds arguments to its size and depth
+// bounds.)
 func (c ToolCall) Check() error {
 	for _, f := range []struct{ k, v string }{{"id", c.ID}, {"name", c.Name}} {
-		switch {
-		case strings.TrimSpace(f.v) == "":
+		if strings.TrimSpace(f.v) == "" {
 			return &FieldError{Index: -1, Field: f.k, Reason: "missing or empty"}
-		case !utf8.ValidString(f.v):
-			return &FieldError{Index: -1, Field: f.k, Reason: "invalid UTF-8"}
-		case strings.IndexByte(f.v, 0) >= 0:
-			return &FieldError{Index: -1, Field: f.k, Reason: "contains a NUL byte"}
-		case len(f.v) > 1024:
-			return &FieldError{Index: -1, Field: f.k, Reason: "longer than 1024 bytes"}
+		}
+		if err := CheckText(-1, f.k, f.v, 1024); err != nil {
+			return err
 		}
 	}
 	if c.Arguments == "" {

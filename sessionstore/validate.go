@@ -25,23 +25,10 @@ const (
 	MaxSessionKeyLength = models.MaxSessionName
 )
 
-// CheckText rejects what PostgreSQL cannot store in a text column: invalid
-// UTF-8 and NUL; maxRunes > 0 also bounds the length in code points
-// (VARCHAR(n) counts characters). i is the message's position (-1: none);
-// the error is a *models.FieldError naming field. Import uses it too.
+// CheckText rejects what PostgreSQL cannot store in a text column
+// (models.CheckText). Import uses it too.
 func CheckText(i int, field, s string, maxRunes int) error {
-	if !utf8.ValidString(s) {
-		return fieldErr(i, field, "invalid UTF-8")
-	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return fieldErr(i, field, "contains a NUL byte")
-	}
-	if maxRunes > 0 {
-		if n := utf8.RuneCountInString(s); n > maxRunes {
-			return fieldErr(i, field, "longer than %d characters (%d)", maxRunes, n)
-		}
-	}
-	return nil
+	return models.CheckText(i, field, s, maxRunes)
 }
 
 // CheckMessage is the store's check of a message row's role and content,
@@ -232,6 +219,12 @@ func checkToolCalls(i int, m models.HistoryMessage) error {
 		if err := c.Check(); err != nil {
 			fe := err.(*models.FieldError)
 			return fieldErr(i, fmt.Sprintf("tool_calls[%d].%s", j, fe.Field), "%s", fe.Reason)
+		}
+		if c.Arguments != "" {
+			// The rule every JSON value of a message meets (size, depth).
+			if err := checkJSON(i, fmt.Sprintf("tool_calls[%d].arguments", j), []byte(c.Arguments), MaxToolArgsBytes); err != nil {
+				return err
+			}
 		}
 		if k, dup := seen[c.ID]; dup {
 			return fieldErr(i, fmt.Sprintf("tool_calls[%d].id", j), "same id as tool_calls[%d]", k)

@@ -42,6 +42,8 @@ func TestValidateRefusesWhatItWouldLose(t *testing.T) {
 			"tool_calls[1].id", []string{"same id as tool_calls[0]"}},
 		{"arguments with NUL", models.HistoryMessage{Role: "assistant", ToolCalls: []models.ToolCall{{ID: "a", Name: "f", Arguments: `{"q":"\u0000"}`}}},
 			"tool_calls[0].arguments", []string{`\u0000`}},
+		{"arguments nested too deep", models.HistoryMessage{Role: "assistant", ToolCalls: []models.ToolCall{{ID: "a", Name: "f", Arguments: strings.Repeat("[", 300) + strings.Repeat("]", 300)}}},
+			"tool_calls[0].arguments", []string{"nested deeper than"}},
 		{"typed tool calls", models.HistoryMessage{Role: "model", ToolCalls: []models.ToolCall{{ID: "a", Name: "f", Arguments: `{"q":1}`}, {ID: "b", Name: "g"}}}, "", nil},
 		{"timestamp in words", models.HistoryMessage{Role: "user", Timestamp: ts("yesterday")}, "timestamp", []string{`"yesterday" is not an ISO-8601 time`}},
 		{"timestamp empty", models.HistoryMessage{Role: "user", Timestamp: ts("")}, "timestamp", []string{`"" is not an ISO-8601 time`}},
