@@ -35,6 +35,11 @@ type Turn struct {
 // pairs calls with results: the pydantic-ai conversion and every model SDK
 // adapter (package sdk/...) build their calls from it.
 func Pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int) Turn {
+	return pair(asst, tools, first, false)
+}
+
+// pair is Pair; stored keeps every stored call, answered or not (WalkAll).
+func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int, stored bool) Turn {
 	t := Turn{Assistant: asst}
 	ids := make([]string, len(tools))
 	answered := map[string]bool{}
@@ -48,7 +53,7 @@ func Pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int)
 	known := map[string]bool{}
 	if asst != nil {
 		for _, c := range asst.ToolCalls {
-			if answered[c.ID] && !known[c.ID] {
+			if (stored || answered[c.ID]) && !known[c.ID] {
 				t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: c.Arguments})
 				known[c.ID] = true
 			}
@@ -87,22 +92,23 @@ func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessa
 	return walk(history, false, fn)
 }
 
-// WalkAll is Walk with the stored system messages handed to fn too, for a
-// history that gives back what was stored (langchaingo's chat history).
+// WalkAll is Walk for a history that gives back what was stored
+// (langchaingo's chat history): stored system messages are handed to fn
+// too, and a turn's Calls keep every stored call, answered or not.
 func WalkAll(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
 	return walk(history, true, fn)
 }
 
-func walk(history []models.HistoryMessage, keepSystem bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+func walk(history []models.HistoryMessage, all bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
 	for i := 0; i < len(history); {
 		m := &history[i]
 		role := m.Role.Normalize()
 		switch {
-		case role == models.RoleSystem && !keepSystem:
+		case role == models.RoleSystem && !all:
 			i++
 			continue
 		case role == models.RoleTool: // no assistant before it
-			t := Pair(nil, history[i:i+1], i)
+			t := pair(nil, history[i:i+1], i, all)
 			if err := fn(i, m, &t); err != nil {
 				return err
 			}
@@ -119,7 +125,7 @@ func walk(history []models.HistoryMessage, keepSystem bool, fn func(i int, m *mo
 		for j < len(history) && history[j].Role.IsTool() {
 			j++
 		}
-		t := Pair(m, history[i+1:j], i+1)
+		t := pair(m, history[i+1:j], i+1, all)
 		if err := fn(i, m, &t); err != nil {
 			return err
 		}

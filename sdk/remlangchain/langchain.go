@@ -191,26 +191,12 @@ func (h *History) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
 			}
 			return nil
 		}
-		// What was stored: every call of the answer, answered or not (a
-		// request leaves an unanswered one out; a history gives it back),
-		// then the calls synthesized for results that answer none.
 		ai := llms.AIChatMessage{}
-		calls := t.Calls
 		if t.Assistant != nil {
 			ai.Content = t.Assistant.Content
-			stored := map[string]bool{}
-			calls = append([]models.ToolCall{}, t.Assistant.ToolCalls...)
-			for _, c := range calls {
-				stored[c.ID] = true
-			}
-			for _, c := range t.Calls {
-				if !stored[c.ID] {
-					calls = append(calls, c)
-				}
-			}
 		}
 		h.mu.Lock()
-		for _, c := range calls {
+		for _, c := range t.Calls { // WalkAll: every stored call, answered or not
 			h.names[c.ID] = c
 			ai.ToolCalls = append(ai.ToolCalls, llms.ToolCall{ID: c.ID, Type: "function", FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}

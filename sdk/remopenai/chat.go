@@ -66,7 +66,7 @@ func FromCompletion(c *openai.ChatCompletion) (models.HistoryMessage, error) {
 	msg := c.Choices[0].Message
 	switch {
 	case msg.Refusal != "":
-		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.refusal", "a refusal has no place in the history: handle it before storing (%q)", short(msg.Refusal))
+		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.refusal", "a refusal has no place in the history: handle it before storing (%.60q)", msg.Refusal)
 	case msg.Audio.ID != "":
 		return models.HistoryMessage{}, sdk.Errorf(0, "choices[0].message.audio", "audio answers are not kept")
 	//lint:ignore SA1019 the deprecated function_call is read only to refuse it
