@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,7 +70,21 @@ type StoreResponse struct {
 	SessionID string   `json:"session_id"`
 	Stored    int      `json:"stored"`
 	Keys      []string `json:"keys"`
+	// Last is the session's last message after the store (its id, or
+	// "empty"): the next guarded store's ExpectLastHeader.
+	Last string `json:"last,omitempty"`
 }
+
+// ExpectLastHeader guards a store: the session's last message as the
+// caller loaded it (LastHeader of the load, or "last" of the previous store
+// answer). When the session holds another now, nothing is stored and the
+// answer is 409 conflict, field expect_last, with the session's last
+// message in the error's "last".
+const ExpectLastHeader = "X-Remstore-Expect-Last"
+
+// LastHeader on a load is the session's last message as the load read it
+// (its id, or "empty"), for a guarded store that follows.
+const LastHeader = "X-Remstore-Last"
 
 // POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id);
 // ?format=pydantic-ai takes pydantic-ai's message JSON instead.
@@ -87,6 +102,12 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 			return models.FillIDs(msgs, user+"\x00"+key, strings.Join(ik, ","))
 		}
 	}
+	so := sessionstore.StoreOptions{ExpectLast: r.Header.Get(ExpectLastHeader)}
+	if v, ok := r.Header[ExpectLastHeader]; ok && so.ExpectLast == "" {
+		return badInput(ExpectLastHeader, fmt.Sprintf("must be a message id or %q; leave the header out to store unguarded", sessionstore.Empty))
+	} else if len(v) > 1 {
+		return badInput(ExpectLastHeader, "must be sent once")
+	}
 	switch format := r.URL.Query().Get("format"); format {
 	case "", "dicts":
 	case "pydantic-ai":
@@ -98,7 +119,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 			return err
 		}
 		defer s.timed("store", time.Now())
-		res, err := st.StoreMessages(r.Context(), key, in.Messages, "")
+		res, err := st.StoreWith(r.Context(), key, in.Messages, so)
 		if err != nil {
 			return in.Locate(err)
 		}
@@ -131,7 +152,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		return err
 	}
 	defer s.timed("store", time.Now())
-	res, err := st.StoreMessages(r.Context(), key, msgs, "")
+	res, err := st.StoreWith(r.Context(), key, msgs, so)
 	if err != nil {
 		return err
 	}
@@ -145,7 +166,7 @@ func writeStored(w http.ResponseWriter, res sessionstore.StoreResult, n int) {
 	if keys == nil {
 		keys = []string{}
 	}
-	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), n - res.Existing, keys})
+	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), n - res.Existing, keys, res.Last})
 }
 
 // DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.
@@ -201,9 +222,17 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 	return t, nil
 }
 
-// GET /v1/sessions/{id}/messages?compress=&since=&format=&system_prompt=&extras=
+// GET /v1/sessions/{id}/messages?compress=&since=&last=&format=&system_prompt=&extras=
 func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
+	lastN := 0
+	if v := q.Get("last"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badInput("last", "must be a whole number of messages >= 1")
+		}
+		lastN = n
+	}
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
 		return err
@@ -223,7 +252,8 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	if format != "dicts" && format != "pydantic-ai" {
 		return badInput("format", "must be dicts or pydantic-ai")
 	}
-	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since, Extras: extras, Sources: format == "pydantic-ai"}
+	lo := sessionstore.LoadOptions{NoCompress: !compress, Since: since, Extras: extras, Sources: format == "pydantic-ai", LastN: lastN,
+		OnLast: func(last string) { w.Header().Set(LastHeader, last) }}
 	defer s.timed("load", time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if format == "dicts" {

@@ -569,12 +569,19 @@ type ErrorBody struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 		Field   string `json:"field,omitempty"`
+		// Last is the session's last message now, on a guarded store
+		// refused because the session moved on (field expect_last).
+		Last string `json:"last,omitempty"`
 	} `json:"error"`
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, field string) {
+	writeErrorBody(w, status, code, msg, field, "")
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, code, msg, field, last string) {
 	var b ErrorBody
-	b.Error.Code, b.Error.Message, b.Error.Field = code, msg, field
+	b.Error.Code, b.Error.Message, b.Error.Field, b.Error.Last = code, msg, field, last
 	writeJSON(w, status, b)
 }
 
@@ -597,7 +604,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.o.Logger.Error("request failed", "id", infoOf(r).id, "err", err)
 		msg = "storage failed; see the server log with this request id"
 	}
-	writeError(w, c.Kind.HTTPStatus(), c.Code, msg, c.Field)
+	var moved *sessionstore.MovedError
+	last := ""
+	if errors.As(err, &moved) {
+		last = moved.Last
+	}
+	writeErrorBody(w, c.Kind.HTTPStatus(), c.Code, msg, c.Field, last)
 }
 
 func (s *Server) timed(op string, start time.Time) {

@@ -10,7 +10,7 @@ import (
 // Store is what the handlers use of a session store bound to the requesting
 // user; *sessionstore.Store implements it.
 type Store interface {
-	StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (sessionstore.StoreResult, error)
+	StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o sessionstore.StoreOptions) (sessionstore.StoreResult, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	Lookup(ctx context.Context, key string) (string, error)

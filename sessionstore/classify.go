@@ -54,6 +54,8 @@ func Classify(err error) Class {
 		return Class{Kind: Conflict, Code: "session_not_active"}
 	case errors.Is(err, ErrInvalidTransition):
 		return Class{Kind: Conflict, Code: "invalid_transition", Field: "status"}
+	case errors.Is(err, ErrMoved):
+		return Class{Kind: Conflict, Code: "conflict", Field: "expect_last"}
 	case errors.Is(err, ErrConflict):
 		return Class{Kind: Conflict, Code: "conflict"}
 	case repository.IsDataException(err):

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -101,7 +102,8 @@ func TestWritersAgree(t *testing.T) {
 var cases = []string{"new session", "append", "full retry", "partial retry", "id taken", "another tenant's session",
 	"soft-deleted session undeleted", "NULL-status session written", "NULL-tenant session refused",
 	"closed session refused", "lifecycle message", "peer rows before",
-	"first write counts the rows", "peer rows after the last write", "last written row deleted, recounted"}
+	"first write counts the rows", "peer rows after the last write", "last written row deleted, recounted",
+	"guard held", "guard refused"}
 
 // A changed rule in either writer is caught: each mutant of the store
 // function (installed in a database of its own) and of the Go writer's
@@ -119,6 +121,9 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 		{"the kept count trusted after its row is gone", "\t\t\tv_kept := NULL;", "\t\t\tv_kept := v_kept;"},
 		{"a NULL status is not active", "COALESCE(s.status, 'active') = 'active' OR", "s.status = 'active' OR"},
 		{"a retry writes its rows again", "WHERE v_existing IS NULL\n", "WHERE true\n"},
+		{"a guard counts removed messages", "m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "m.tenant_id = p_tenant\n\t\t\tORDER BY"},
+		{"a resend is refused by its own guard", "(v_existing IS NULL OR jsonb_array_length(v_existing) < jsonb_array_length(p_rows))", "true"},
+		{"a guard reads another tenant's rows", "WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "WHERE m.session_id = p_session AND m.deleted_at IS NULL\n\t\t\tORDER BY"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -143,7 +148,8 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 
 // step is one call of a script.
 type step struct {
-	op      string // store, retry, status, delete, peer, peerdelete, nullsession
+	op      string // store, retry, status, delete, pop, peer, peerdelete, nullsession
+	guard   string // store, retry: "" unguarded; fresh (the last message as loaded now), stale (as loaded at the last fresh guard), empty
 	tenant  string
 	session string
 	msgs    []models.HistoryMessage
@@ -162,6 +168,9 @@ func (sc script) String() string {
 	var b strings.Builder
 	for i, s := range sc.steps {
 		fmt.Fprintf(&b, "  %2d %s %s %s", i, s.op, s.tenant, s.session)
+		if s.guard != "" {
+			fmt.Fprintf(&b, " guard=%s", s.guard)
+		}
 		for _, m := range s.msgs {
 			id := m.ID
 			if len(id) > 8 {
@@ -216,6 +225,9 @@ func newScript(seed uint64) script {
 		switch k := r.IntN(20); {
 		case k < 9:
 			s.op, s.msgs = "store", newMsgs()
+			if g := r.IntN(6); g < 3 {
+				s.guard = []string{"fresh", "stale", "empty"}[g]
+			}
 			stores = append(stores, s)
 		case k < 12 && len(stores) > 0:
 			// A retry: the same call again, or its first messages and new ones.
@@ -231,8 +243,10 @@ func newScript(seed uint64) script {
 			if r.IntN(2) == 0 {
 				s.reason = "because"
 			}
-		case k < 16:
+		case k < 15:
 			s.op = "delete"
+		case k < 16:
+			s.op = "pop"
 		case k < 18:
 			s.op = "peer"
 			s.msgs = []models.HistoryMessage{{Role: roles[r.IntN(2)], Content: fmt.Sprintf("peer%d", content)}}
@@ -310,6 +324,7 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 	// row deleted.
 	type posState struct{ written, rows, after, lost bool }
 	positions := map[string]*posState{}
+	seen := map[string]string{} // the last message as the last fresh guard loaded it, by session and tenant
 	for i, s := range sc.steps {
 		clock = clock.Add(s.dt)
 		st := storeOf(s.tenant)
@@ -335,8 +350,34 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 		var out string
 		switch s.op {
 		case "store", "retry":
-			res, err := st.StoreMessages(ctx, s.session, s.msgs, "")
-			out = fmt.Sprintf("keys=%v existing=%d err=%s", res.Keys, res.Existing, errClass(err))
+			var o StoreOptions
+			switch s.guard {
+			case "fresh":
+				if _, err := st.Load(ctx, s.session, LoadOptions{OnLast: func(l string) { o.ExpectLast = l }}); err != nil && !errors.Is(err, ErrNotFound) {
+					t.Fatal(err)
+				}
+				seen[sid.String()+"/"+s.tenant] = o.ExpectLast
+			case "stale":
+				o.ExpectLast = cmp.Or(seen[sid.String()+"/"+s.tenant], Empty)
+			case "empty":
+				o.ExpectLast = Empty
+			}
+			res, err := st.StoreWith(ctx, s.session, s.msgs, o)
+			// Ids the store made differ by writer: a last message is told
+			// by whether it is the tenant's last live row of the session.
+			now, lerr := lastLive(ctx, w.db, sid, s.tenant)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			var moved *MovedError
+			last := res.Last == now
+			if errors.As(err, &moved) {
+				last = moved.Last == now
+				cov["guard refused"]++
+			} else if err == nil && o.ExpectLast != "" {
+				cov["guard held"]++
+			}
+			out = fmt.Sprintf("keys=%v existing=%d last=%v err=%s", res.Keys, res.Existing, last, errClass(err))
 			var fe *models.FieldError
 			switch {
 			case err == nil && !ss.exists:
@@ -391,6 +432,9 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 		case "delete":
 			err := st.DeleteSession(ctx, s.session, false)
 			out = "err=" + errClass(err)
+		case "pop":
+			m, ok, err := st.PopMessage(ctx, s.session)
+			out = fmt.Sprintf("%q %v err=%s", m.Content, ok, errClass(err))
 			ss.deleted = ss.deleted || err == nil
 		case "peer":
 			// The peer's writer: its own session row (status active,

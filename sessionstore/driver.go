@@ -64,6 +64,10 @@ type rowsArgs struct {
 	// compaction summary unless ignoreCompaction) and says so in every
 	// row's storedRow.Plain; where it does need one, it returns one row.
 	unplanned, ignoreCompaction bool
+	// lastN > 0 reads from the lastN-th live row from the end (all rows
+	// when there are fewer): an index range from there, whatever the
+	// session's length (LoadOptions.LastN).
+	lastN int
 }
 
 // args are the query's arguments in the order of its placeholders.
@@ -75,8 +79,13 @@ func (q rowsArgs) args() []any {
 	all := !q.plain
 	planned := !q.unplanned // no check: every row is as the caller planned
 	check := []any{planned, q.sid, q.tenant, q.ignoreCompaction, q.sid, q.tenant}
-	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check,
-		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, all, all, q.sid, q.tenant}, check,
+	var window []any
+	if q.lastN > 0 {
+		nth, first := []any{q.sid, q.tenant, q.lastN - 1}, []any{q.sid, q.tenant}
+		window = slices.Concat(nth, first, nth, first)
+	}
+	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check, []any{q.sid, q.tenant},
+		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, all, all, q.sid, q.tenant}, window, check,
 		[]any{q.limit, q.offset})
 }
 
@@ -94,11 +103,23 @@ const noLimit = int64(1) << 62
 // (rowsArgs.unplanned): the two probes of loadPlan's partial indexes, which
 // PostgreSQL runs once per statement, so that the common load is one
 // statement and one round trip.
-func rowsQuery(d repository.SQL) string {
+func rowsQuery(d repository.SQL, bounded bool) string {
 	plain := `(? OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Unkeyed + `)
 		AND (? OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
+	// The last live row, read once per statement, in the statement's own
+	// snapshot: a guarded store names it (LoadOptions.OnLast).
+	last := `(SELECT id FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
+	window := ""
+	if bounded {
+		// From the lastN-th live row from the end, or the first row: a row
+		// comparison the (session_id, created_at, id) index ranges over.
+		nth := `FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`
+		first := `FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT 1`
+		window = ` AND (created_at, id) >= (COALESCE((SELECT created_at ` + nth + `), (SELECT created_at ` + first + `)),
+			COALESCE((SELECT id ` + nth + `), (SELECT id ` + first + `)))`
+	}
 	return `SELECT id, role, CASE WHEN n > ? THEN ` + d.Head + ` ELSE content END, CASE WHEN n > ? THEN ` + d.Tail + ` END,
-	CASE WHEN n > ? THEN n ELSE -1 END, ` + plain + `,
+	CASE WHEN n > ? THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
 	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN ? >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > ? THEN ` + d.Length + ` END AS n,
@@ -111,23 +132,38 @@ func rowsQuery(d repository.SQL) string {
 		CASE WHEN ? THEN tool_calls->'items' END AS items,
 		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents,
 		CASE WHEN ? THEN metadata->>'model' END AS model, CASE WHEN ? THEN metadata->'reasoning' END AS reasoning
-		FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id
+		FROM messages WHERE session_id = ? AND tenant_id = ?` + window + ` ORDER BY created_at, id
 		LIMIT CASE WHEN ` + plain + ` THEN CAST(? AS bigint) ELSE 1 END OFFSET ?) x
 	ORDER BY created_at, id`
 }
 
-var (
-	rowsQueryLite  = rowsQuery(repository.SQLFor(false))
-	rowsQueryPGBun = rowsQuery(repository.SQLFor(true))  // bun inlines the ? values (in a transaction)
-	rowsQueryPG    = repository.Numbered(rowsQueryPGBun) // $n for pgx's statement cache (on a pool)
-)
+// rowsQueries are rowsQuery's texts by dialect and [bounded].
+type rowsQueries struct{ lite, pgBun, pg [2]string }
+
+var rowsTexts = func() rowsQueries {
+	var q rowsQueries
+	for i, bounded := range []bool{false, true} {
+		q.lite[i] = rowsQuery(repository.SQLFor(false), bounded)
+		q.pgBun[i] = rowsQuery(repository.SQLFor(true), bounded) // bun inlines the ? values (in a transaction)
+		q.pg[i] = repository.Numbered(q.pgBun[i])                // $n for pgx's statement cache (on a pool)
+	}
+	return q
+}()
+
+// bounded indexes rowsTexts.
+func (q rowsArgs) bounded() int {
+	if q.lastN > 0 {
+		return 1
+	}
+	return 0
+}
 
 // eachRowSQL is eachRow through database/sql, for any dialect and for a
 // store running inside a transaction.
 func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	text := rowsQueryLite
+	text := rowsTexts.lite[q.bounded()]
 	if repository.IsPostgres(db) {
-		text = rowsQueryPGBun
+		text = rowsTexts.pgBun[q.bounded()]
 	}
 	rs, err := db.QueryContext(ctx, text, q.args()...)
 	if err != nil {
@@ -139,11 +175,15 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 		var tail, key, callID, name, author, compaction, before, model sql.NullString
 		var args, usage, calls, src, agents, reasoning []byte
 		var created, deleted dbTime
-		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+		var last uuid.NullUUID
+		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &src, &agents, &model, &reasoning, &created, &deleted); err != nil {
 			return err
 		}
 		r.Tail = tail.String
+		if last.Valid {
+			r.Last = last.UUID.String()
+		}
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.Model, r.Reasoning = model.String, compactRaw(reasoning)
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)

@@ -21,7 +21,7 @@ import (
 )
 
 // pgDriver writes a store call in one statement (the store function,
-// repository/migrations/sql/functions/store_batch_v4.sql:
+// repository/migrations/sql/functions/store_batch_v5.sql:
 // one round trip, all or nothing, also inside a caller's transaction) and
 // reads through pgx natively when the store runs on a pool: $n parameters
 // and pgx's statement cache let the server parse and plan the hot reads once
@@ -58,8 +58,12 @@ func storeCall(s *Store, p *writePlan) (string, []any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return "SELECT status, first_index, existing, keys FROM " + migrations.StoreFunction + "(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		[]any{p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive}, nil
+	var expect *string
+	if p.expect != "" {
+		expect = &p.expect
+	}
+	return "SELECT status, first_index, existing, keys, last FROM " + migrations.StoreFunction + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		[]any{p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive, expect}, nil
 }
 
 // writeFunction is one store call, one statement: on the pool a statement
@@ -83,14 +87,15 @@ func scanOutcome(row interface{ Scan(...any) error }, mode pgx.QueryExecMode) (w
 	var out writeOutcome
 	var first sql.NullInt64
 	var existing []byte
+	var last sql.NullString
 	var keys any = &out.keys
 	if !described(mode) {
 		keys = pgdialect.Array(&out.keys)
 	}
-	if err := row.Scan(&out.status, &first, &existing, keys); err != nil {
+	if err := row.Scan(&out.status, &first, &existing, keys, &last); err != nil {
 		return out, err
 	}
-	out.first = int(first.Int64)
+	out.first, out.last = int(first.Int64), last.String
 	if len(existing) > 0 {
 		if err := json.Unmarshal(existing, &out.existing); err != nil {
 			return out, fmt.Errorf("read existing ids: %w", err)
@@ -116,7 +121,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if pool == nil {
 		pool, mode = c.pool, c.mode
 	}
-	rs, err := pool.Query(ctx, rowsQueryPG, pgxArgs(mode, q.args())...)
+	rs, err := pool.Query(ctx, rowsTexts.pg[q.bounded()], pgxArgs(mode, q.args())...)
 	if err != nil {
 		return err
 	}
@@ -134,12 +139,16 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		var args, usage, calls, src, agents, reasoning []byte
 		var deleted *time.Time
 		var length int32
-		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
+		var last *[16]byte
+		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
 			&calls, &src, &agents, &model, &reasoning, &r.CreatedAt, &deleted); err != nil {
 			return err
 		}
 		r.Model, r.Reasoning = deref(model), compactRaw(reasoning)
 		r.Tail, r.Length = deref(tail), int(length)
+		if last != nil {
+			r.Last = uuid.UUID(*last).String()
+		}
 		r.ID, r.Role = uuid.UUID(id), models.Role(role)
 		r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)

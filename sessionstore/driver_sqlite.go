@@ -44,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v4.sql), which the differential
+// those of the store function (store_batch_v5.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -63,6 +63,17 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 			if !e.Mine {
 				return writeOutcome{status: statusIDTaken, existing: ex}, nil
 			}
+		}
+	}
+	// The guard, before anything is written (a resend of a call stored
+	// whole is a retry, answered below).
+	if p.expect != "" && len(out.existing) < len(p.rows) {
+		last, err := lastLive(ctx, tx, p.sid, s.userID)
+		if err != nil {
+			return out, fmt.Errorf("read the session's last message: %w", err)
+		}
+		if last != p.expect {
+			return writeOutcome{status: statusMoved, existing: out.existing, last: last}, nil
 		}
 	}
 	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
@@ -127,7 +138,13 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
 		return out, err
 	}
+	if len(rows) == 0 && p.expect != "" {
+		if out.last, err = lastLive(ctx, tx, p.sid, s.userID); err != nil {
+			return out, fmt.Errorf("read the session's last message: %w", err)
+		}
+	}
 	if len(rows) > 0 {
+		out.last = rows[len(rows)-1].ID.String()
 		if _, err := tx.NewRaw(`INSERT INTO `+migrations.PositionsTable+` (session_id, tenant_id, n, last_id) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = excluded.n, last_id = excluded.last_id`,
 			p.sid, s.userID, out.first+len(rows), rows[len(rows)-1].ID).Exec(ctx); err != nil {
@@ -137,8 +154,23 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	return out, nil
 }
 
+// lastLive is the id of the tenant's last live message of session sid, or
+// Empty, as the store function reads it for a guarded store.
+func lastLive(ctx context.Context, tx bun.IDB, sid uuid.UUID, tenant string) (string, error) {
+	var id uuid.UUID
+	err := tx.NewRaw(`SELECT id FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL
+		ORDER BY created_at DESC, id DESC LIMIT 1`, sid, tenant).Scan(ctx, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Empty, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v4.sql): the count kept at the
+// the store function finds it (store_batch_v5.sql): the count kept at the
 // last write, plus the rows after that write's last row when the session's
 // newest row is another; the rows counted once when there is no usable count.
 func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (int, error) {

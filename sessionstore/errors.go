@@ -24,6 +24,10 @@ var (
 	// id, a session) and the call cannot be answered as if they had run in
 	// turn.
 	ErrConflict = errors.New("conflict with a concurrent write")
+	// ErrMoved: a guarded store found the session moved on since its
+	// caller loaded it (another turn stored, popped or cleared); nothing
+	// was written. The error is a *MovedError saying what the session holds.
+	ErrMoved = errors.New("the session moved on since it was loaded")
 	// ErrDisabled: storage is switched off (POSTGRES_ENABLED is not true).
 	// Store, load and lookup behave as SPEC §7 says (the messages back,
 	// nothing, not found); everything else that reads or changes sessions
@@ -38,3 +42,19 @@ func fieldErr(i int, field, format string, a ...any) error {
 // notFound is the one error for a session the tenant may not see, whether it
 // does not exist or belongs to someone else.
 func notFound(sid fmt.Stringer) error { return fmt.Errorf("session %s: %w", sid, ErrNotFound) }
+
+// Empty is the guard of a session without a live message of the tenant
+// (StoreOptions.ExpectLast, LoadResult.Last).
+const Empty = "empty"
+
+// MovedError is ErrMoved with the session's last live message now (its id,
+// or Empty): reload the history, then run the turn again or store on top.
+type MovedError struct {
+	Expected, Last string
+}
+
+func (e *MovedError) Error() string {
+	return fmt.Sprintf("%v: expected last message %s, the session's last is %s", ErrMoved, e.Expected, e.Last)
+}
+
+func (e *MovedError) Unwrap() error { return ErrMoved }

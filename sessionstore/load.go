@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -43,7 +44,8 @@ type storedRow struct {
 	CompactsBefore int             // metadata.compacts_before
 	CreatedAt      time.Time
 	Deleted        bool
-	Plain          bool // the load needs no plan (rowsArgs.unplanned); always true otherwise
+	Plain          bool   // the load needs no plan (rowsArgs.unplanned); always true otherwise
+	Last           string // the session's last live row of the tenant ("": none), the same in every row
 }
 
 // compactionStart returns, for the last live compaction summary, its row
@@ -194,6 +196,29 @@ type LoadOptions struct {
 	// messages kept beyond the row, so that convert rebuilds those messages
 	// part for part. The pydantic-ai loads of the CLI, HTTP API and MCP set it.
 	Sources bool
+	// LastN > 0 returns only the last LastN messages of the history, tool
+	// pairs whole: a tool result whose call would be cut off at the start is
+	// left out with it, so the history may hold fewer. A session only
+	// remstore wrote and never compacted reads only those rows (an index
+	// range from the end); any other reads every row and keeps the last.
+	// It cannot be combined with Since.
+	LastN int
+	// OnLast, when set, is told the session's last live message of the
+	// tenant (its id, or Empty) once, before the first message reaches the
+	// caller (or at the end when none does): read in the same statement as
+	// the rows, it is what a guarded store names (StoreOptions.ExpectLast).
+	OnLast func(last string)
+}
+
+// check refuses options that cannot go together.
+func (o LoadOptions) check() error {
+	switch {
+	case o.LastN < 0:
+		return &models.FieldError{Index: -1, Field: "last", Reason: "must be >= 0"}
+	case o.LastN > 0 && !o.Since.IsZero():
+		return &models.FieldError{Index: -1, Field: "last", Reason: "cannot be combined with since"}
+	}
+	return nil
 }
 
 // ReasoningKey is the message key (and metadata key) of what a model SDK
@@ -232,16 +257,27 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 // the first message reached fn.
 func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
 	sid, err := s.SessionUUID(sessionKey)
-	if err != nil || !s.enabled {
+	if err != nil {
 		return err
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	if !s.enabled {
+		return nil
+	}
 	started := false
+	var last string // of the statement whose rows reach fn
 	emit := func(m models.HistoryMessage) error {
+		if !started && o.OnLast != nil {
+			o.OnLast(last)
+		}
 		started = true
 		return fn(m)
 	}
+	tail := newWindow(o.LastN, emit)
 	err = s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
-		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, emit)
+		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, &last, tail.add)
 		if !errors.Is(err, errPlanNeeded) {
 			return err
 		}
@@ -249,11 +285,67 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		if err != nil {
 			return err
 		}
-		return s.stream(ctx, sid, p, o, emit)
+		tail.buffer, tail.buf = true, tail.buf[:0] // every row comes: the window is known at the end
+		return s.stream(ctx, sid, p, o, &last, tail.add)
 	})
+	if err == nil {
+		err = tail.flush()
+	}
 	if err != nil {
 		return fmt.Errorf("load session %s: %w", sid, err)
 	}
+	if !started && o.OnLast != nil {
+		o.OnLast(cmp.Or(last, Empty))
+	}
+	return nil
+}
+
+// window is LoadOptions.LastN, one rule for both ways a load reads: it
+// passes a history's last n messages on, leaving out tool results at its
+// start (their call is before the window, stored or to be synthesized: the
+// pair is left out whole). Where the rows read were already the last n
+// (an index range from the end) it streams; where every row was read, it
+// keeps the last n and hands them on at the end. n = 0 passes everything.
+type window struct {
+	n      int
+	buffer bool
+	buf    []models.HistoryMessage
+	opened bool // a message other than a tool result has been passed on
+	fn     func(models.HistoryMessage) error
+}
+
+func newWindow(n int, fn func(models.HistoryMessage) error) *window { return &window{n: n, fn: fn} }
+
+func (w *window) add(m models.HistoryMessage) error {
+	if w.n == 0 {
+		return w.fn(m)
+	}
+	if w.buffer {
+		if len(w.buf) == w.n {
+			w.buf = append(w.buf[:0], w.buf[1:]...)
+		}
+		w.buf = append(w.buf, m)
+		return nil
+	}
+	if !w.opened && m.Role == models.RoleTool {
+		return nil
+	}
+	w.opened = true
+	return w.fn(m)
+}
+
+// flush hands on what the window kept.
+func (w *window) flush() error {
+	if !w.buffer {
+		return nil
+	}
+	w.buffer = false
+	for _, m := range w.buf {
+		if err := w.add(m); err != nil {
+			return err
+		}
+	}
+	w.buf = nil
 	return nil
 }
 
@@ -330,7 +422,7 @@ func init() {
 // leaves shown. Positional keys count live rows from the start, so a session
 // with rows the peer wrote streams from position 0 (skipping what the
 // summary covers); one only remstore wrote starts where the summary says.
-func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, fn func(models.HistoryMessage) error) error {
+func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *string, fn func(models.HistoryMessage) error) error {
 	emit := func(r storedRow, live int) error {
 		m, ok, err := historyOf(r, live, sid, s.comp, p.taken, o)
 		if err != nil || !ok {
@@ -340,7 +432,10 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	}
 	if p.summary >= 0 {
 		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
-			func(r storedRow) error { return emit(r, -1) })
+			func(r storedRow) error {
+				*last = cmp.Or(r.Last, Empty)
+				return emit(r, -1)
+			})
 		if err != nil {
 			return err
 		}
@@ -352,9 +447,15 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	pos, live := start, 0
 	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources,
 		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction}
+	if p.unplanned {
+		q.lastN = o.LastN // a planned load reads every row: positions count from the start
+	}
 	return s.drv.eachRow(ctx, s.db, q, func(r storedRow) error {
 		if !r.Plain {
 			return errPlanNeeded
+		}
+		if p.summary < 0 {
+			*last = cmp.Or(r.Last, Empty)
 		}
 		defer func() { pos++ }()
 		if r.Deleted {

@@ -101,46 +101,32 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 	if mode, jit := setting(mc.Conn()); mode != "auto" || jit != "on" {
 		t.Fatalf("main pool: plan_cache_mode %s, jit %s", mode, jit)
 	}
-	lit := make([]string, 0, 40)
-	for _, a := range (rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: true}).args() {
-		switch v := a.(type) {
-		case uuid.UUID:
-			lit = append(lit, "'"+v.String()+"'")
-		case string:
-			lit = append(lit, "'"+v+"'")
-		default:
-			lit = append(lit, fmt.Sprint(v))
+	for _, lastN := range []int{0, 20} {
+		q := rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: true, lastN: lastN}
+		generic := explainRows(t, ctx, lc.Conn(), q)
+		if !strings.Contains(generic, "session_id = $") {
+			t.Fatalf("last %d: not a generic plan:\n%s", lastN, generic)
+		}
+		if !strings.Contains(generic, "Index Scan using remstore_messages_session_order") ||
+			strings.Contains(generic, "Seq Scan") || strings.Contains(generic, "Sort") {
+			t.Fatalf("last %d: the generic plan is not a range of the session index:\n%s", lastN, generic)
+		}
+		// The bounded load starts its range at the window: an index
+		// condition, not a filter over the session's rows.
+		if lastN > 0 && !strings.Contains(generic, "ROW(messages.created_at, messages.id) >= ROW(") &&
+			!strings.Contains(generic, "ROW(created_at, id) >= ROW(") {
+			t.Fatalf("last %d: the window is not an index condition:\n%s", lastN, generic)
 		}
 	}
 	prepare := func(conn *pgx.Conn) {
 		t.Helper()
-		if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsQueryPG, pgx.QueryExecModeSimpleProtocol); err != nil {
+		if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[0], pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatal(err)
 		}
 	}
 	explain := func(conn *pgx.Conn) string {
 		t.Helper()
-		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE plan_test("+strings.Join(lit, ", ")+")", pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(lines, "\n")
-	}
-	prepare(lc.Conn())
-	generic := explain(lc.Conn())
-	if _, err := lc.Conn().Exec(ctx, "DEALLOCATE plan_test", pgx.QueryExecModeSimpleProtocol); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(generic, "session_id = $") {
-		t.Fatalf("not a generic plan:\n%s", generic)
-	}
-	if !strings.Contains(generic, "Index Scan using remstore_messages_session_order") ||
-		strings.Contains(generic, "Seq Scan") || strings.Contains(generic, "Sort") {
-		t.Fatalf("the generic plan is not a range of the session index:\n%s", generic)
+		return explainPrepared(t, ctx, conn, rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: true})
 	}
 	// What PostgreSQL chooses by itself after its five custom plans.
 	conn, err := pgx.Connect(ctx, url)
@@ -288,4 +274,39 @@ func storePlans(t *testing.T, table string) {
 		t.Fatalf("%d plans seen, %d of them counts (want the first write's and the peer rows'), %d generic plans of the newest-row probe (want one per write):\n%s",
 			len(plans), counts, generic, strings.Join(plans, "\n---\n"))
 	}
+}
+
+// explainRows prepares q's rows query on conn and returns its plan.
+func explainRows(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsArgs) string {
+	t.Helper()
+	if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[q.bounded()], pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "DEALLOCATE plan_test", pgx.QueryExecModeSimpleProtocol) //nolint:errcheck
+	return explainPrepared(t, ctx, conn, q)
+}
+
+// explainPrepared is the plan of plan_test with q's arguments as literals.
+func explainPrepared(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsArgs) string {
+	t.Helper()
+	lit := make([]string, 0, 60)
+	for _, a := range q.args() {
+		switch v := a.(type) {
+		case uuid.UUID:
+			lit = append(lit, "'"+v.String()+"'")
+		case string:
+			lit = append(lit, "'"+v+"'")
+		default:
+			lit = append(lit, fmt.Sprint(v))
+		}
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE plan_test("+strings.Join(lit, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }

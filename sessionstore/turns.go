@@ -186,6 +186,9 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 			at := 0
 			for _, m := range cl.members {
 				m.out = writeOutcome{status: out.status, first: out.first + at, existing: out.existing}
+				if len(m.p.rows) > 0 {
+					m.out.last = m.p.rows[len(m.p.rows)-1].ID.String()
+				}
 				if len(out.keys) >= at+len(m.p.rows) {
 					m.out.keys = out.keys[at : at+len(m.p.rows)]
 				}
@@ -218,8 +221,10 @@ func runAlone(ctx context.Context, c conn, group []*turn) {
 	}
 }
 
-// mergeable says b's rows can follow a's in a's call of the store function.
+// mergeable says b's rows can follow a's in a's call of the store function:
+// a guarded call is never merged (its guard is about the session before its
+// own rows, which a merged call does not check).
 func mergeable(a, b *turn) bool {
-	return !a.p.check && !b.p.check && a.s.userID == b.s.userID && a.p.userID == b.p.userID &&
+	return !a.p.check && !b.p.check && a.p.expect == "" && b.p.expect == "" && a.s.userID == b.s.userID && a.p.userID == b.p.userID &&
 		a.p.allowInactive == b.p.allowInactive && a.p.name == b.p.name
 }

@@ -23,6 +23,23 @@ type StoreResult struct {
 	// Existing counts messages whose id was already stored in this session
 	// (a retried call): they were not written again.
 	Existing int
+	// Last is the session's last live message after the call (its id, or
+	// Empty), what the next guarded store names (StoreOptions.ExpectLast).
+	// Set on PostgreSQL and SQLite; "" when storage is off.
+	Last string
+}
+
+// StoreOptions are the variations of a store call.
+type StoreOptions struct {
+	// UserID is written as the rows' user_id; "" means the store's.
+	UserID string
+	// ExpectLast guards the store: the id of the session's last live
+	// message as the caller loaded it (LoadResult.Last, StoreResult.Last),
+	// or Empty for a session with none. When the session holds another
+	// last message now, nothing is written and the error is a *MovedError
+	// (errors.Is ErrMoved). A resend whose messages are all stored already
+	// is answered as the retry it is. "" stores unguarded.
+	ExpectLast string
 }
 
 // StoreMessages writes msgs, uncompressed, as the next messages of the
@@ -31,6 +48,14 @@ type StoreResult struct {
 // indexes are gap-free and each call's messages are contiguous. The session
 // is created on first store; a session of another tenant is ErrNotFound.
 func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
+	return s.StoreWith(ctx, sessionKey, msgs, StoreOptions{UserID: userID})
+}
+
+// StoreWith is StoreMessages with options: a guarded store names the last
+// message its caller saw (StoreOptions.ExpectLast), so that two turns racing
+// on one session cannot interleave: the second is refused with ErrMoved.
+func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
+	userID := o.UserID
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return StoreResult{}, err
@@ -44,6 +69,10 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 			return res, err
 		}
 	}
+	expect, err := checkExpect(o.ExpectLast)
+	if err != nil {
+		return res, err
+	}
 	if err := validateBatch(msgs); err != nil {
 		return res, err
 	}
@@ -54,6 +83,7 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 	if err != nil {
 		return res, err
 	}
+	p.expect = expect
 	err = s.withRetry(ctx, "store", neverSent, func() error {
 		var err error
 		res, err = s.write(ctx, s.db, p)
@@ -117,6 +147,7 @@ type writePlan struct {
 	rows          []*models.Message // metadata without message_index and entity_key
 	check         bool              // some ids came from the caller
 	allowInactive bool
+	expect        string // StoreOptions.ExpectLast
 }
 
 // writeOutcome is what a driver's write found and did.
@@ -130,6 +161,9 @@ type writeOutcome struct {
 	existing []existingID
 	// keys are the REM LOOKUP keys of the rows written, in order.
 	keys []string
+	// last is the session's last live message after the write (status
+	// active) or now (statusMoved): StoreResult.Last.
+	last string
 }
 
 type existingID struct {
@@ -141,7 +175,21 @@ type existingID struct {
 const (
 	statusNotFound = "not_found"
 	statusIDTaken  = "id_taken"
+	statusMoved    = "moved"
 )
+
+// checkExpect refuses a guard that names no message and spells an id as the
+// databases print it.
+func checkExpect(v string) (string, error) {
+	if v == "" || v == Empty {
+		return v, nil
+	}
+	id, err := uuid.Parse(v)
+	if err != nil {
+		return "", &models.FieldError{Index: -1, Field: "expect_last", Reason: fmt.Sprintf("must be a message id or %q, not %q", Empty, v)}
+	}
+	return id.String(), nil
+}
 
 func (s *Store) plan(sid uuid.UUID, sessionKey string, msgs []models.HistoryMessage, userID string, wo writeOpts) (*writePlan, error) {
 	if userID == "" {
@@ -177,6 +225,8 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 	switch {
 	case out.status == statusNotFound:
 		return res, notFound(p.sid)
+	case out.status == statusMoved:
+		return res, &MovedError{Expected: p.expect, Last: out.last}
 	case out.status == statusIDTaken:
 		for _, e := range out.existing {
 			if !e.Mine {
@@ -206,6 +256,7 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 		res.Keys[i] = out.keys[n]
 		n++
 	}
+	res.Last = out.last
 	return res, nil
 }
 

@@ -23,11 +23,11 @@ const (
 )
 
 // StoreFunction is the PostgreSQL write of a store call
-// (sql/functions/store_batch_v4.sql); Signature names it for ALTER, DROP
+// (sql/functions/store_batch_v5.sql); Signature names it for ALTER, DROP
 // and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
-	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean)"
+	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean, text)"
 )
 
 // PositionsTable keeps each tenant's count of rows per session for the
@@ -71,7 +71,7 @@ func statements(name string) ([]string, error) {
 // StoreFunctionSQL is the current store function's CREATE statement (Citus
 // makes it again, local, when it undistributes).
 func StoreFunctionSQL() string {
-	s, err := statements("functions/store_batch_v4.sql")
+	s, err := statements("functions/store_batch_v5.sql")
 	if err != nil || len(s) != 1 {
 		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
 	}
@@ -151,8 +151,10 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 			// also built an index across the shards).
 			remakesFn := strings.Contains(strings.Join(stmts, "\n"), "FUNCTION "+StoreFunction)
 			if distributed && remakesFn {
-				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE objid = to_regprocedure(?)::oid)`,
-					Signature).Scan(ctx, &fnDistributed); err != nil {
+				// By name: a migration may replace the function by one of
+				// another signature.
+				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object d JOIN pg_proc p ON p.oid = d.objid WHERE p.proname = ?)`,
+					StoreFunction).Scan(ctx, &fnDistributed); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
 			}
