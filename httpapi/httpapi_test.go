@@ -48,6 +48,7 @@ type call struct {
 	method, path, body string
 	user, auth         string
 	ikey               string // Idempotency-Key, sent when not ""
+	expect             string // X-Remstore-Expect-Last, sent when not ""
 }
 
 func do(t *testing.T, h http.Handler, c call) (int, string, http.Header) {
@@ -64,6 +65,9 @@ func do(t *testing.T, h http.Handler, c call) (int, string, http.Header) {
 	}
 	if c.ikey != "" {
 		r.Header.Set("Idempotency-Key", c.ikey)
+	}
+	if c.expect != "" {
+		r.Header.Set(ExpectLastHeader, c.expect)
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -545,6 +549,95 @@ func TestIdempotencyKey(t *testing.T) {
 		var got []map[string]any
 		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got) != 5 {
 			t.Fatalf("alice's ik: %d %d messages %v: %s", code, len(got), err, body)
+		}
+	})
+}
+
+// TestGuardedStoreAndLastN: a load says the session's last message, a store
+// naming it is stored, one naming an older one is 409 with the last message
+// now (both formats, nothing stored), a resend with the same
+// Idempotency-Key is a retry; ?last=N loads the last N, tool pairs whole.
+func TestGuardedStoreAndLastN(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		api := newAPI(t, db, Options{})
+		load := func(q string) ([]map[string]any, string) {
+			t.Helper()
+			code, body, h := do(t, api, call{method: "GET", path: "/v1/sessions/g/messages" + q, user: "alice"})
+			var got []map[string]any
+			if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil {
+				t.Fatalf("load %s: %d %v %s", q, code, err, body)
+			}
+			return got, h.Get(LastHeader)
+		}
+		store := func(c call) (int, StoreResponse, ErrorBody) {
+			t.Helper()
+			c.method, c.user = "POST", "alice"
+			if c.path == "" {
+				c.path = "/v1/sessions/g/messages"
+			}
+			code, body, _ := do(t, api, c)
+			var ok StoreResponse
+			var bad ErrorBody
+			_ = json.Unmarshal([]byte(body), &ok)
+			_ = json.Unmarshal([]byte(body), &bad)
+			return code, ok, bad
+		}
+		_, last := load("")
+		if last != "empty" {
+			t.Fatalf("new session: %s %q", LastHeader, last)
+		}
+		turn := `[{"role":"user","content":"q1"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"search","arguments":"{}"}]},` +
+			`{"role":"tool","content":"r1","tool_call_id":"c1","tool_name":"search"},{"role":"assistant","content":"a1"}]`
+		code, res, _ := store(call{body: turn, expect: last, ikey: "t1"})
+		if code != 201 || res.Stored != 4 || res.Last == "" || res.Last == "empty" {
+			t.Fatalf("guarded store: %d %+v", code, res)
+		}
+		if _, l := load(""); l != res.Last {
+			t.Fatalf("load says %q, the store %q", l, res.Last)
+		}
+		// The resend of the same request is a retry, though its guard is old.
+		if code, again, _ := store(call{body: turn, expect: last, ikey: "t1"}); code != 201 || again.Stored != 0 || again.Last != res.Last {
+			t.Fatalf("resend: %d %+v", code, again)
+		}
+		// A racing turn from the same history: 409, naming the last now.
+		for _, c := range []call{{body: `[{"role":"user","content":"racing"}]`, expect: last},
+			{path: "/v1/sessions/g/messages?format=pydantic-ai", body: `[{"kind":"request","parts":[{"part_kind":"user-prompt","content":"racing"}]}]`, expect: last}} {
+			code, _, bad := store(c)
+			if code != 409 || bad.Error.Code != "conflict" || bad.Error.Field != "expect_last" || bad.Error.Last != res.Last {
+				t.Fatalf("stale guard: %d %+v", code, bad)
+			}
+		}
+		for _, c := range []struct{ expect, field string }{{"msg-1", "expect_last"}, {" ", "expect_last"}} {
+			if code, _, bad := store(call{body: `[{"role":"user","content":"x"}]`, expect: c.expect}); code != 400 || bad.Error.Field != c.field {
+				t.Fatalf("guard %q: %d %+v", c.expect, code, bad)
+			}
+		}
+		if got, _ := load(""); len(got) != 4 {
+			t.Fatalf("%d messages after refused stores, want 4", len(got))
+		}
+		// last=N: the tool result whose call is cut off goes with it.
+		for _, c := range []struct {
+			n    string
+			want []string
+		}{{"1", []string{"a1"}}, {"2", []string{"a1"}}, {"3", []string{"", "r1", "a1"}}, {"9", []string{"q1", "", "r1", "a1"}}} {
+			got, l := load("?last=" + c.n)
+			var contents []string
+			for _, m := range got {
+				contents = append(contents, m["content"].(string))
+			}
+			if fmt.Sprint(contents) != fmt.Sprint(c.want) || l != res.Last {
+				t.Fatalf("last=%s: %q (last %q), want %q", c.n, contents, l, c.want)
+			}
+		}
+		for _, q := range []string{"?last=0", "?last=x", "?last=2&since=2024-01-01T00:00:00Z"} {
+			if code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/g/messages" + q, user: "alice"}); code != 400 || !strings.Contains(body, `"field":"last"`) {
+				t.Fatalf("%s: %d %s", q, code, body)
+			}
+		}
+		code, body, h := do(t, api, call{method: "GET", path: "/v1/sessions/g/messages?format=pydantic-ai&last=1", user: "alice"})
+		if code != 200 || h.Get(LastHeader) != res.Last || !strings.Contains(body, `"a1"`) || strings.Contains(body, `"q1"`) {
+			t.Fatalf("pydantic-ai last=1: %d %s %s", code, h.Get(LastHeader), body)
 		}
 	})
 }

@@ -763,3 +763,41 @@ func TestSearchCLI(t *testing.T) {
 		})
 	}
 }
+
+// A turn from the shell: load --print-last names the last message, a store
+// naming it is stored and answers the next one's guard, a store naming an
+// older one exits 2 and stores nothing; load --last keeps tool pairs whole.
+func TestGuardedStoreFromTheShell(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "g.db"), "REMSTORE_USER_ID": "alice"}
+	if r := run(t, env, "", "migrate", "up"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := run(t, env, "", "load", "--session-id", "g", "--print-last")
+	if r.code != 0 || !strings.Contains(r.stderr, "remstore: last message empty\n") {
+		t.Fatalf("load: %d %q", r.code, r.stderr)
+	}
+	turn := `[{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},{"role":"tool","content":"r","tool_call_id":"c1"}]`
+	r = run(t, env, turn, "store", "--session-id", "g", "--expect-last", "empty")
+	var res struct {
+		Stored int    `json:"stored"`
+		Last   string `json:"last"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.Stored != 3 || res.Last == "" {
+		t.Fatalf("guarded store: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, env, `[{"role":"user","content":"x"}]`, "store", "--session-id", "g", "--expect-last", "empty"); r.code != 2 ||
+		!strings.Contains(r.stderr, "the session's last is "+res.Last) {
+		t.Fatalf("stale guard: %d %q", r.code, r.stderr)
+	}
+	r = run(t, env, "", "load", "--session-id", "g", "--print-last", "--last", "1")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" || !strings.Contains(r.stderr, "last message "+res.Last) {
+		t.Fatalf("last 1 (a result without its call): %d %s %q", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, env, "", "load", "--session-id", "g", "--last", "2"); r.code != 0 || !strings.Contains(r.stdout, `"c1"`) || strings.Contains(r.stdout, `"q"`) {
+		t.Fatalf("last 2: %d %s", r.code, r.stdout)
+	}
+	if r := run(t, env, `[{"role":"user","content":"x"}]`, "store", "--session-id", "g", "--expect-last", res.Last); r.code != 0 {
+		t.Fatalf("fresh guard: %d %s", r.code, r.stderr)
+	}
+}

@@ -101,14 +101,19 @@ func writeJSON(e *env, v any) error {
 }
 
 func newStoreCmd(e *env) *cobra.Command {
-	var sessionID, format string
+	var sessionID, format, expectLast string
 	cmd := &cobra.Command{
 		Use:   "store --session-id ID",
 		Short: "Store a JSON array of history messages read on stdin, in one transaction",
 		Long: `Reads a JSON array of history messages (SPEC §1) on stdin and stores them,
 uncompressed, as the next messages of the session: all or nothing. Prints
-{"session_id": "<uuid>", "stored": N, "keys": [...]}. A session id that is
-not a UUID is mapped to UUIDv5 in remstore's namespace.
+{"session_id": "<uuid>", "stored": N, "keys": [...], "last": "<id>"}. A
+session id that is not a UUID is mapped to UUIDv5 in remstore's namespace.
+
+--expect-last guards the store: the session's last message as you loaded it
+("load --print-last", or "last" of the previous store; "empty" for a session
+without messages). When the session moved on since, nothing is stored and the
+command exits 2 naming the session's last message now.
 
 With --format pydantic-ai, stdin is pydantic-ai's message JSON instead (what
 result.new_messages_json() writes, 1.42 or 2.x): each request becomes one
@@ -117,7 +122,8 @@ assistant message, and what a message cannot hold is kept so that
 "load --format pydantic-ai" gives the messages back part for part. An unknown
 part kind or a malformed part exits 2 naming the message and part.`,
 		Example: "  echo '[{\"role\":\"user\",\"content\":\"Hi\"}]' | remstore store --session-id chat-1 --user-id alice\n" +
-			"  python agent.py | remstore store --session-id chat-1 --user-id alice --format pydantic-ai",
+			"  python agent.py | remstore store --session-id chat-1 --user-id alice --format pydantic-ai\n" +
+			"  echo '[{\"role\":\"user\",\"content\":\"Hi\"}]' | remstore store --session-id chat-1 --user-id alice --expect-last empty",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var msgs []models.HistoryMessage
@@ -151,7 +157,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				return err
 			}
 			defer db.Close()
-			res, err := s.StoreMessages(e.ctx, sessionID, msgs, "")
+			res, err := s.StoreWith(e.ctx, sessionID, msgs, sessionstore.StoreOptions{ExpectLast: expectLast})
 			if err != nil {
 				return locate(err)
 			}
@@ -163,11 +169,13 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				SessionID string   `json:"session_id"`
 				Stored    int      `json:"stored"`
 				Keys      []string `json:"keys"`
-			}{res.SessionID.String(), len(msgs) - res.Existing, keys})
+				Last      string   `json:"last,omitempty"`
+			}{res.SessionID.String(), len(msgs) - res.Existing, keys, res.Last})
 		},
 	}
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "session id or key (required)")
 	cmd.Flags().StringVar(&format, "format", "dicts", "dicts (history messages) or pydantic-ai (pydantic-ai's message JSON)")
+	cmd.Flags().StringVar(&expectLast, "expect-last", "", `store only if the session's last message is this one (an id from "load --print-last" or a store's "last", or "empty")`)
 	_ = cmd.MarkFlagRequired("session-id")
 	return cmd
 }
@@ -175,7 +183,8 @@ part kind or a malformed part exits 2 naming the message and part.`,
 func newLoadCmd(e *env) *cobra.Command {
 	var o struct {
 		sessionID, format, systemPrompt, agentName, prompt string
-		noCompress, extras, strict                         bool
+		noCompress, extras, strict, printLast              bool
+		last                                               int
 	}
 	cmd := &cobra.Command{
 		Use:   "load --session-id ID",
@@ -200,7 +209,13 @@ audit file (--agent-name and --prompt name the call).`,
 				return err
 			}
 			defer db.Close()
-			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras, Sources: o.format == "pydantic-ai"}
+			if o.last < 0 {
+				return usageErr("--last: must be >= 0")
+			}
+			lo := sessionstore.LoadOptions{NoCompress: o.noCompress, Extras: o.extras, Sources: o.format == "pydantic-ai", LastN: o.last}
+			if o.printLast {
+				lo.OnLast = func(last string) { fmt.Fprintf(e.stderr, "remstore: last message %s\n", last) }
+			}
 			loaded := 0
 			each := func(fn func(models.HistoryMessage) error) error {
 				return s.LoadEach(e.ctx, o.sessionID, lo, func(m models.HistoryMessage) error { loaded++; return fn(m) })
@@ -247,6 +262,8 @@ audit file (--agent-name and --prompt name the call).`,
 	f.BoolVar(&o.strict, "strict", false, "with --format pydantic-ai: exit 2 when a message cannot be converted (a role the peer wrote that pydantic-ai has no form for) instead of leaving it out with a warning")
 	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
+	f.IntVar(&o.last, "last", 0, "only the last N messages (a tool result whose call falls before them is left out with it); 0 means all")
+	f.BoolVar(&o.printLast, "print-last", false, "print the session's last message on stderr (remstore: last message <id>), for store --expect-last")
 	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the peer's keys only)")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")

@@ -45,6 +45,7 @@ func TestSurfacesAgreeOnErrors(t *testing.T) {
 		cli  []string
 		in   string
 		api  [3]string // method, path, body
+		hdr  [2]string // a header of the API call
 		mcp  string    // a tools/call's params, "" = no MCP tool for it
 	}{
 		{name: "not found", code: "not_found", kind: sessionstore.NotFound, exit: 1,
@@ -56,6 +57,9 @@ func TestSurfacesAgreeOnErrors(t *testing.T) {
 		{name: "store into a completed session", code: "session_not_active", kind: sessionstore.Conflict, exit: 2,
 			cli: []string{"store", "--session-id", "done"}, in: `[{"role":"user","content":"more"}]`,
 			api: [3]string{"POST", "/v1/sessions/done/messages", `[{"role":"user","content":"more"}]`}},
+		{name: "a guarded store onto a session that moved on", code: "conflict", kind: sessionstore.Conflict, exit: 2,
+			cli: []string{"store", "--session-id", "done", "--expect-last", "empty"}, in: `[{"role":"user","content":"more"}]`,
+			api: [3]string{"POST", "/v1/sessions/done/messages", `[{"role":"user","content":"more"}]`}, hdr: [2]string{httpapi.ExpectLastHeader, "empty"}},
 		{name: "storage off: list", off: true, code: "storage_off", kind: sessionstore.Unavailable, exit: 3,
 			cli: []string{"sessions", "list"}, api: [3]string{"GET", "/v1/sessions"},
 			mcp: `{"name":"session_history","arguments":{"session_id":"done"}}`},
@@ -74,7 +78,7 @@ func TestSurfacesAgreeOnErrors(t *testing.T) {
 			if r := run(t, e, c.in, c.cli...); r.code != c.exit {
 				t.Errorf("CLI %v: exit %d, want %d (%s)", c.cli, r.code, c.exit, r.stderr)
 			}
-			status, code := apiCall(t, dbPath, c.off, c.api)
+			status, code := apiCall(t, dbPath, c.off, c.api, c.hdr)
 			if status != c.kind.HTTPStatus() || code != c.code {
 				t.Errorf("API %s %s: %d %q, want %d %q", c.api[0], c.api[1], status, code, c.kind.HTTPStatus(), c.code)
 			}
@@ -100,7 +104,7 @@ func TestSurfacesAgreeOnErrors(t *testing.T) {
 
 // apiCall sends one request to the API on the SQLite file, as alice, with
 // storage on or off, and returns the status and the error body's code.
-func apiCall(t *testing.T, dbPath string, off bool, req [3]string) (int, string) {
+func apiCall(t *testing.T, dbPath string, off bool, req [3]string, hdr [2]string) (int, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := repository.Open(ctx, dbPath)
@@ -122,6 +126,9 @@ func apiCall(t *testing.T, dbPath string, off bool, req [3]string) (int, string)
 	r := httptest.NewRequest(req[0], req[1], strings.NewReader(req[2]))
 	r.Header.Set("Authorization", "Bearer alice-key-0123456789")
 	r.Header.Set("Content-Type", "application/json")
+	if hdr[0] != "" {
+		r.Header.Set(hdr[0], hdr[1])
+	}
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, r)
 	var body httpapi.ErrorBody
