@@ -6,13 +6,28 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // Agent is the sdk.Store on this client: what a Go agent on a model SDK
 // adapter (sdk/...) keeps its session in through serve.
-func (c *Client) Agent() sdk.Store { return agentStore{c} }
+func (c *Client) Agent() sdk.Guarded { return agentStore{c} }
 
 type agentStore struct{ c *Client }
+
+func (a agentStore) LoadAt(ctx context.Context, session string) ([]models.HistoryMessage, string, error) {
+	last := sessionstore.Empty
+	h, err := a.c.Load(ctx, session, LoadOptions{Extras: true, OnLast: func(v string) { last = v }})
+	if errors.Is(err, ErrNotFound) {
+		return []models.HistoryMessage{}, sessionstore.Empty, nil // a new session
+	}
+	return h, last, err
+}
+
+func (a agentStore) AppendIf(ctx context.Context, session string, msgs []models.HistoryMessage, expectLast string) (string, error) {
+	res, err := a.c.StoreWith(ctx, session, msgs, StoreOptions{ExpectLast: expectLast})
+	return res.Last, err
+}
 
 func (a agentStore) Load(ctx context.Context, session string) ([]models.HistoryMessage, error) {
 	h, err := a.c.Load(ctx, session, LoadOptions{Extras: true})

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -18,6 +21,66 @@ type StoreResult struct {
 	SessionID string   `json:"session_id"`
 	Stored    int      `json:"stored"` // written now; 0 when the same request was stored before
 	Keys      []string `json:"keys"`   // each message's REM LOOKUP key
+	// Last is the session's last message after the store: the next
+	// guarded store's StoreOptions.ExpectLast.
+	Last string `json:"last,omitempty"`
+}
+
+// StoreOptions shape a store.
+type StoreOptions struct {
+	// IdempotencyKey makes a resend store nothing twice; "" gets a new one
+	// per call (its own retries store once).
+	IdempotencyKey string
+	// ExpectLast guards the store: the session's last message as loaded
+	// (LoadOptions.OnLast, or StoreResult.Last; "empty" for none). When
+	// the session moved on, nothing is stored: ErrConflict, Error.Last.
+	ExpectLast string
+}
+
+// PendingStore is a store the client gave up on (Error.Pending). Its
+// Idempotency-Key is the one the failed tries carried, so StorePending
+// stores its messages once, whether or not a try got through.
+type PendingStore struct {
+	Session        string
+	Messages       []models.HistoryMessage // the messages (nil for a pydantic-ai store: see Body)
+	Body           []byte                  // the request body as sent
+	Format         string                  // "dicts" or "pydantic-ai"
+	IdempotencyKey string
+	ExpectLast     string
+}
+
+// StorePending sends a store the client gave up on again, under the
+// client's policy, with its Idempotency-Key: stored once however often it
+// is sent. Its guard goes with it: a session that moved on meanwhile
+// refuses it (ErrConflict), as it would have then.
+func (c *Client) StorePending(ctx context.Context, p *PendingStore) (StoreResult, error) {
+	if p == nil || p.IdempotencyKey == "" {
+		return StoreResult{}, errors.New("client: StorePending needs the Pending of a store's *Error")
+	}
+	return c.store(ctx, p)
+}
+
+func (c *Client) store(ctx context.Context, p *PendingStore) (StoreResult, error) {
+	h := map[string]string{"Idempotency-Key": p.IdempotencyKey}
+	if p.ExpectLast != "" {
+		h["X-Remstore-Expect-Last"] = p.ExpectLast
+	}
+	var q url.Values
+	if p.Format == "pydantic-ai" {
+		q = url.Values{"format": {"pydantic-ai"}}
+	}
+	var out StoreResult
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(p.Session) + "/messages", query: q, body: p.Body,
+		headers: h, safety: Durable, pending: p}, &out)
+	return out, err
+}
+
+func pending(session, format string, msgs []models.HistoryMessage, body []byte, o StoreOptions) *PendingStore {
+	key := o.IdempotencyKey
+	if key == "" {
+		key = uuid.NewString()
+	}
+	return &PendingStore{Session: session, Messages: msgs, Body: body, Format: format, IdempotencyKey: key, ExpectLast: o.ExpectLast}
 }
 
 // The results the API shares with the library.
@@ -36,22 +99,28 @@ type SessionWithMessages struct {
 // Store stores messages in one transaction. idempotencyKey "" gets a new
 // one: a retry of this call stores once.
 func (c *Client) Store(ctx context.Context, session string, msgs []models.HistoryMessage, idempotencyKey string) (StoreResult, error) {
+	return c.StoreWith(ctx, session, msgs, StoreOptions{IdempotencyKey: idempotencyKey})
+}
+
+// StoreWith stores messages in one transaction, guarded when o says so.
+// Across an outage it is sent again for Options.StoreWindow; when the
+// client gives up, the *Error's Pending holds it for StorePending.
+func (c *Client) StoreWith(ctx context.Context, session string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
 	body, err := encodeHistory(msgs)
 	if err != nil {
 		return StoreResult{}, err
 	}
-	var out StoreResult
-	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/messages", body: body,
-		headers: idempotency(idempotencyKey), safety: Resend}, &out)
-	return out, err
+	return c.store(ctx, pending(session, "dicts", msgs, body, o))
 }
 
 // StorePydanticAI stores pydantic-ai messages given as their JSON.
 func (c *Client) StorePydanticAI(ctx context.Context, session string, messagesJSON []byte, idempotencyKey string) (StoreResult, error) {
-	var out StoreResult
-	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/messages", query: url.Values{"format": {"pydantic-ai"}},
-		body: messagesJSON, headers: idempotency(idempotencyKey), safety: Resend}, &out)
-	return out, err
+	return c.StorePydanticAIWith(ctx, session, messagesJSON, StoreOptions{IdempotencyKey: idempotencyKey})
+}
+
+// StorePydanticAIWith is StoreWith for pydantic-ai messages given as their JSON.
+func (c *Client) StorePydanticAIWith(ctx context.Context, session string, messagesJSON []byte, o StoreOptions) (StoreResult, error) {
+	return c.store(ctx, pending(session, "pydantic-ai", nil, messagesJSON, o))
 }
 
 // LoadOptions shapes a load.
@@ -59,6 +128,12 @@ type LoadOptions struct {
 	NoCompress bool      // every answer in full
 	Extras     bool      // tool calls, author, usage, model, reasoning
 	Since      time.Time // only messages created after it
+	// LastN > 0 loads only the last LastN messages, tool pairs whole (a
+	// result whose call falls before them is left out with it).
+	LastN int
+	// OnLast, when set, is told the session's last message as the load read
+	// it (X-Remstore-Last): what a guarded store names in ExpectLast.
+	OnLast func(last string)
 }
 
 func (o LoadOptions) query() url.Values {
@@ -66,13 +141,24 @@ func (o LoadOptions) query() url.Values {
 	if !o.Since.IsZero() {
 		q.Set("since", o.Since.Format(time.RFC3339Nano))
 	}
+	if o.LastN > 0 {
+		q.Set("last", strconv.Itoa(o.LastN))
+	}
 	return q
+}
+
+// onLast hands the load's X-Remstore-Last to o.OnLast.
+func (o LoadOptions) onLast() func(http.Header) {
+	if o.OnLast == nil {
+		return nil
+	}
+	return func(h http.Header) { o.OnLast(h.Get("X-Remstore-Last")) }
 }
 
 // Load returns the session's history (SPEC §1 messages).
 func (c *Client) Load(ctx context.Context, session string, o LoadOptions) ([]models.HistoryMessage, error) {
 	var raw json.RawMessage
-	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: Resend}, &raw); err != nil {
+	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: Resend, header: o.onLast()}, &raw); err != nil {
 		return nil, err
 	}
 	return models.DecodeHistory(raw)
@@ -100,7 +186,7 @@ func (c *Client) LoadPydanticAI(ctx context.Context, session string, o PydanticA
 		q.Set("strict", "true")
 	}
 	var raw json.RawMessage
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend}, &raw)
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend, header: o.onLast()}, &raw)
 	return raw, err
 }
 

@@ -24,6 +24,9 @@ const (
 	DefaultMaxRetries = 3
 	DefaultBackoff    = 250 * time.Millisecond
 	DefaultMaxBackoff = 4 * time.Second
+	// DefaultStoreWindow is how long a store is sent again across an
+	// outage: long enough to ride out a restart of serve or of PostgreSQL.
+	DefaultStoreWindow = 60 * time.Second
 	// MaxResponseBytes bounds what the client reads of one answer.
 	MaxResponseBytes = 256 << 20
 )
@@ -38,6 +41,13 @@ type Options struct {
 	MaxRetries int
 	Backoff    time.Duration // the first retry's delay, doubled each time
 	MaxBackoff time.Duration // no delay is longer
+	// StoreWindow is how long a store (which always carries an
+	// Idempotency-Key, so a resend stores nothing twice) is sent again after
+	// 503s and connection errors, however many tries that takes; 0 means
+	// DefaultStoreWindow, a negative value makes stores retry as other
+	// calls do (MaxRetries). When it gives up, the *Error's Pending holds
+	// the store, for StorePending later.
+	StoreWindow time.Duration
 	// HTTPClient sends the requests; nil means one of its own with Timeout.
 	HTTPClient *http.Client
 }
@@ -77,6 +87,9 @@ func New(baseURL string, o Options) (*Client, error) {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = DefaultMaxBackoff
 	}
+	if o.StoreWindow == 0 {
+		o.StoreWindow = DefaultStoreWindow
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: o.Timeout}
@@ -93,6 +106,10 @@ const (
 	Resend Safety = "resend"
 	// Unsent: it would act twice; retried only when connecting failed.
 	Unsent Safety = "unsent"
+	// Durable: a store carrying an Idempotency-Key. As Resend, but bounded
+	// by a time window (Options.StoreWindow) rather than a count of tries:
+	// a paid model run is not lost to a restart.
+	Durable Safety = "durable"
 )
 
 // Decision is what the client does after one try.
@@ -111,12 +128,24 @@ type Outcome struct {
 	Sent   bool
 }
 
-// Decide is the retry policy: what to do after try number attempt
-// (0-based) of a call of safety s gave out, with maxRetries allowed.
-func Decide(s Safety, attempt, maxRetries int, out Outcome) Decision {
-	last := attempt >= maxRetries
+// Try is where a call stands after one try: Attempt (0-based) of
+// MaxRetries allowed, Elapsed since the first try of Window allowed (a
+// Durable call's bound).
+type Try struct {
+	Attempt, MaxRetries int
+	Elapsed, Window     time.Duration
+}
+
+// Decide is the retry policy (fixtures/client/retry_policy.json, which the
+// Python client follows too): what to do after try t of a call of safety s
+// gave out.
+func Decide(s Safety, t Try, out Outcome) Decision {
+	last := t.Attempt >= t.MaxRetries
+	if s == Durable {
+		last = t.Elapsed >= t.Window
+	}
 	if out.Status == 0 {
-		if last || (out.Sent && s != Resend) {
+		if last || (out.Sent && s == Unsent) {
 			return Raise
 		}
 		return Retry
@@ -124,7 +153,7 @@ func Decide(s Safety, attempt, maxRetries int, out Outcome) Decision {
 	if out.Status >= 200 && out.Status < 300 {
 		return Return
 	}
-	if last || out.Status != http.StatusServiceUnavailable || s != Resend {
+	if last || out.Status != http.StatusServiceUnavailable || s == Unsent {
 		return Raise
 	}
 	return Retry
@@ -155,6 +184,10 @@ type call struct {
 	body         []byte
 	headers      map[string]string
 	safety       Safety
+	// header, when set, is handed a successful answer's headers.
+	header func(http.Header)
+	// pending is what a Durable call that gives up leaves for StorePending.
+	pending *PendingStore
 }
 
 // do sends c under the policy and decodes a successful answer's JSON into
@@ -164,6 +197,14 @@ func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
 	if q := c.query.Encode(); q != "" {
 		target += "?" + q
 	}
+	// One request id for every try: the server logs them under it, and an
+	// error without an answer still names it.
+	rid := uuid.NewString()
+	safety, window := c.safety, cl.o.StoreWindow
+	if safety == Durable && window < 0 {
+		safety = Resend
+	}
+	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, c.method, target, bytes.NewReader(c.body))
 		if err != nil {
@@ -171,6 +212,7 @@ func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
 		}
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("User-Agent", "remstore-go/0.1")
+		req.Header.Set("X-Request-Id", rid)
 		if c.body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
@@ -197,9 +239,13 @@ func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
 				retryAfter = time.Duration(v * float64(time.Second))
 			}
 		}
-		switch Decide(c.safety, attempt, cl.retries, outcome) {
+		elapsed := time.Since(start)
+		switch Decide(safety, Try{Attempt: attempt, MaxRetries: cl.retries, Elapsed: elapsed, Window: window}, outcome) {
 		case Return:
 			defer resp.Body.Close()
+			if c.header != nil {
+				c.header(resp.Header)
+			}
 			if out == nil {
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
 				return resp.StatusCode, nil
@@ -214,16 +260,29 @@ func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
 				if outcome.Sent && c.safety != Resend {
 					maybe = " (the request may have reached the server; it was not sent again)"
 				}
-				return 0, &Error{Method: c.method, Path: c.path, Message: err.Error() + maybe, Tries: attempt + 1, Err: err}
+				return 0, &Error{Method: c.method, Path: c.path, URL: cl.base.String(), Message: err.Error() + maybe, RequestID: rid,
+					Tries: attempt + 1, Err: err, Pending: c.pending}
 			}
 			defer resp.Body.Close()
-			return resp.StatusCode, errorOf(c, resp, attempt+1)
+			e := errorOf(c, resp, attempt+1)
+			e.URL = cl.base.String()
+			if e.RequestID == "" {
+				e.RequestID = rid
+			}
+			if resp.StatusCode >= 500 {
+				e.Pending = c.pending // a 4xx is the request's own fault: sending it later fails the same way
+			}
+			return resp.StatusCode, e
 		}
 		if resp != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
 		}
-		t := time.NewTimer(Delay(cl.o.Backoff, cl.o.MaxBackoff, attempt, retryAfter))
+		d := Delay(cl.o.Backoff, cl.o.MaxBackoff, attempt, retryAfter)
+		if safety == Durable {
+			d = max(min(d, window-elapsed), time.Millisecond) // the last try at the window's end
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -246,10 +305,3 @@ func notSent(err error) bool {
 
 // seg escapes one path segment (a session key may hold / or spaces).
 func seg(s string) string { return url.PathEscape(s) }
-
-func idempotency(key string) map[string]string {
-	if key == "" {
-		key = uuid.NewString()
-	}
-	return map[string]string{"Idempotency-Key": key}
-}

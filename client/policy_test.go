@@ -25,10 +25,12 @@ type policy struct {
 		Safety   client.Safety   `json:"safety"`
 		Outcome  string          `json:"outcome"`
 		Attempt  int             `json:"attempt"`
+		Elapsed  float64         `json:"elapsed"`
 		Decision client.Decision `json:"decision"`
 	} `json:"cases"`
-	MaxRetries int `json:"max_retries"`
-	Delays     []struct {
+	MaxRetries  int     `json:"max_retries"`
+	StoreWindow float64 `json:"store_window"`
+	Delays      []struct {
 		Backoff    float64  `json:"backoff"`
 		MaxBackoff float64  `json:"max_backoff"`
 		Attempt    int      `json:"attempt"`
@@ -52,6 +54,10 @@ func readPolicy(t *testing.T) policy {
 
 func TestDecideFollowsThePolicyTable(t *testing.T) {
 	p := readPolicy(t)
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	if client.DefaultStoreWindow != sec(p.StoreWindow) {
+		t.Errorf("DefaultStoreWindow %v, the table %vs", client.DefaultStoreWindow, p.StoreWindow)
+	}
 	for _, c := range p.Cases {
 		var out client.Outcome
 		switch c.Outcome {
@@ -61,11 +67,11 @@ func TestDecideFollowsThePolicyTable(t *testing.T) {
 		default:
 			out.Status, _ = strconv.Atoi(c.Outcome)
 		}
-		if got := client.Decide(c.Safety, c.Attempt, p.MaxRetries, out); got != c.Decision {
+		try := client.Try{Attempt: c.Attempt, MaxRetries: p.MaxRetries, Elapsed: sec(c.Elapsed), Window: sec(p.StoreWindow)}
+		if got := client.Decide(c.Safety, try, out); got != c.Decision {
 			t.Errorf("%s %s attempt %d: %s, the table says %s", c.Safety, c.Outcome, c.Attempt, got, c.Decision)
 		}
 	}
-	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 	for _, d := range p.Delays {
 		ra := time.Duration(-1)
 		if d.RetryAfter != nil {
@@ -93,7 +99,7 @@ func TestEachCallsSafety(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"storage is unavailable"}}`))
 	}))
 	defer srv.Close()
-	c, err := client.New(srv.URL, client.Options{MaxRetries: 2, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+	c, err := client.New(srv.URL, client.Options{MaxRetries: 2, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, StoreWindow: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +137,18 @@ func TestEachCallsSafety(t *testing.T) {
 			want = 3
 		}
 		var e *client.Error
-		if got := n.Load(); got != want || !asError(err, &e) || e.Status != 503 || e.RequestID != "req-503" || e.Code != "unavailable" {
+		got := n.Load()
+		if safety == client.Durable { // as many as 50 ms hold, past MaxRetries
+			if got <= 3 {
+				t.Errorf("%s (%s): %d tries within its window, want more than MaxRetries+1", callName, safety, got)
+			}
+			want = got
+		}
+		if got != want || !asError(err, &e) || e.Status != 503 || e.RequestID != "req-503" || e.Code != "unavailable" || e.URL != srv.URL {
 			t.Errorf("%s (%s): %d tries, %v; want %d tries and the 503 with its request id", callName, safety, got, err, want)
+		}
+		if (e != nil && e.Pending != nil) != (safety == client.Durable) {
+			t.Errorf("%s (%s): Pending %v", callName, safety, e.Pending)
 		}
 	}
 	// A connection that cannot be made is retried even for an unsent call.

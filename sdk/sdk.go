@@ -25,10 +25,38 @@ type Store interface {
 	Clear(ctx context.Context, session string) error
 }
 
+// Guarded is a Store that can refuse to interleave two turns: LoadAt also
+// says the session's last message, and AppendIf stores only while the
+// session's last message is still expectLast (sessionstore.Empty for none),
+// answering the new last one; when the session moved on it stores nothing
+// and the error is ErrMoved. Library and the client's Agent are Guarded, and
+// RunTurn uses it whenever the store is.
+type Guarded interface {
+	Store
+	LoadAt(ctx context.Context, session string) (history []models.HistoryMessage, last string, err error)
+	AppendIf(ctx context.Context, session string, msgs []models.HistoryMessage, expectLast string) (last string, err error)
+}
+
+// ErrMoved is a guarded append refused because another turn wrote to the
+// session since it was loaded (errors.Is, through the library and the
+// client alike): load again, then run the turn again or store on top.
+var ErrMoved = sessionstore.ErrMoved
+
 // Library is a Store on the library: every call goes to st.
-func Library(st *sessionstore.Store) Store { return library{st} }
+func Library(st *sessionstore.Store) Guarded { return library{st} }
 
 type library struct{ st *sessionstore.Store }
+
+func (l library) LoadAt(ctx context.Context, session string) ([]models.HistoryMessage, string, error) {
+	var last string
+	h, err := l.st.Load(ctx, session, sessionstore.LoadOptions{Extras: true, OnLast: func(v string) { last = v }})
+	return h, last, err
+}
+
+func (l library) AppendIf(ctx context.Context, session string, msgs []models.HistoryMessage, expectLast string) (string, error) {
+	res, err := l.st.StoreWith(ctx, session, msgs, sessionstore.StoreOptions{ExpectLast: expectLast})
+	return res.Last, err
+}
 
 func (l library) Load(ctx context.Context, session string) ([]models.HistoryMessage, error) {
 	return l.st.Load(ctx, session, sessionstore.LoadOptions{Extras: true})
@@ -133,12 +161,42 @@ type Tooler func(ctx context.Context, call models.ToolCall) (models.HistoryMessa
 // DefaultMaxRounds calls), loads the session, asks the model, runs each call
 // (rem_lookup itself, the others through tool) and stores the answer with its
 // results in one Append, all or nothing. It returns the last answer.
+//
+// On a Guarded store every append names the last message the turn saw, so
+// a second turn racing on the session fails with ErrMoved rather than
+// weave its messages into this one's.
 func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, tool Tooler) (models.HistoryMessage, error) {
-	if err := st.Append(ctx, session, []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
+	g, guarded := st.(Guarded)
+	last := ""
+	appendTurn := func(msgs []models.HistoryMessage) error {
+		if !guarded {
+			return st.Append(ctx, session, msgs)
+		}
+		var err error
+		last, err = g.AppendIf(ctx, session, msgs, last)
+		return err
+	}
+	load := func() ([]models.HistoryMessage, error) {
+		if !guarded {
+			return st.Load(ctx, session)
+		}
+		h, now, err := g.LoadAt(ctx, session)
+		if err == nil && last != "" && now != last { // someone wrote since this turn's own append
+			err = &sessionstore.MovedError{Expected: last, Last: now}
+		}
+		last = now
+		return h, err
+	}
+	if guarded {
+		if _, err := load(); err != nil {
+			return models.HistoryMessage{}, err
+		}
+	}
+	if err := appendTurn([]models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
 		return models.HistoryMessage{}, err
 	}
 	for range DefaultMaxRounds {
-		history, err := st.Load(ctx, session)
+		history, err := load()
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
@@ -157,7 +215,7 @@ func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, t
 			}
 			turn = append(turn, m)
 		}
-		if err := st.Append(ctx, session, turn); err != nil {
+		if err := appendTurn(turn); err != nil {
 			return models.HistoryMessage{}, err
 		}
 		if len(answer.ToolCalls) == 0 {

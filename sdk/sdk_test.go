@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -75,4 +76,45 @@ func callsOf(t *convert.Turn) []models.ToolCall {
 		return nil
 	}
 	return t.Calls
+}
+
+// Two turns racing on one session, on every backend: the second turn runs
+// whole while the first waits for its model; the first's answer is then
+// refused with ErrMoved instead of landing after the second's, and the
+// session holds the second turn unbroken after the first's prompt.
+func TestRacingTurnsDoNotInterleave(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range agenttest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, agenttest.Large)
+			if _, ok := st.(sdk.Guarded); !ok {
+				t.Fatalf("%s is not Guarded", b.Name)
+			}
+			answer := func(text string) sdk.Asker {
+				return func(context.Context, []models.HistoryMessage) (models.HistoryMessage, error) {
+					return models.HistoryMessage{Role: models.RoleAssistant, Content: text}, nil
+				}
+			}
+			var second error
+			first := func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+				_, second = sdk.RunTurn(ctx, st, "race", "second prompt", answer("second answer"), nil)
+				return answer("first answer")(ctx, h)
+			}
+			_, err := sdk.RunTurn(ctx, st, "race", "first prompt", first, nil)
+			if second != nil || !errors.Is(err, sdk.ErrMoved) {
+				t.Fatalf("first turn: %v; second turn: %v", err, second)
+			}
+			h, err := st.Load(ctx, "race")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range h {
+				got = append(got, m.Content)
+			}
+			if strings.Join(got, "|") != "first prompt|second prompt|second answer" {
+				t.Fatalf("history %q", got)
+			}
+		})
+	}
 }

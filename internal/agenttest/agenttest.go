@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"regexp"
@@ -84,6 +85,14 @@ func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Clien
 // truncate; APIKey acts as alice) and returns its URL.
 func NewServe(t testing.TB, db *repository.DB, truncate int) string {
 	t.Helper()
+	srv := httptest.NewServer(NewAPI(t, db, truncate))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// NewAPI is NewServe's handler, for a test that starts and stops its server.
+func NewAPI(t testing.TB, db *repository.DB, truncate int) http.Handler {
+	t.Helper()
 	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +102,7 @@ func NewServe(t testing.TB, db *repository.DB, truncate int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return api
 }
 
 // Memory is the scripted conversation (fakellm.Prompts) with its history
