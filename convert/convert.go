@@ -13,9 +13,12 @@ import (
 
 // Options controls a conversion.
 type Options struct {
-	// SystemPrompt, when not empty, becomes the first request. pydantic-ai
-	// adds its own system prompt only to an empty history, so multi-turn
-	// callers must pass it here.
+	// SystemPrompt, when not empty, becomes the first request, and replaces
+	// any system prompt stored with pydantic-ai messages (stored system
+	// messages of other writers are left out by SPEC §5 anyway): the model
+	// gets one system prompt, the one given. pydantic-ai adds its own
+	// system prompt only to an empty history, so multi-turn callers must
+	// pass it here.
 	SystemPrompt string
 	// OnUnmapped, when set, is told of each message the conversion leaves
 	// out because its role has no pydantic-ai form (a role outside SPEC §1,

@@ -99,8 +99,8 @@ func (in *Ingested) Locate(err error) error {
 // message by message, and maps each to history messages (SPEC §1):
 //
 //   - a request: one row per system-prompt (role system), user-prompt (user),
-//     tool return (tool, content the return's JSON) and retry prompt (tool
-//     when it names a tool, else user) part;
+//     tool return (tool, content the return's JSON), retry prompt (tool
+//     when it names a tool, else user) and retry feedback (user) part;
 //   - a response: one assistant row, its text parts joined by a blank line,
 //     its tool calls also in tool_calls (OpenAI's shape) and its usage in
 //     usage; tool rows of the same input get their call's arguments.
@@ -273,6 +273,16 @@ func (in *Ingested) requestRows(i int, env map[string]json.RawMessage, parts []m
 				s, keep = strings.Join(texts, "\n"), true
 			}
 			m.Content = s
+		case k == "retry-feedback":
+			// pydantic-ai 2.x's feedback on an output it could not use: the
+			// model reads it in the user's voice, and so do a plain load,
+			// search and the Python service, from the row's text.
+			m.Role = models.RoleUser
+			if s, ok := stringField(p, "content"); ok {
+				m.Content = s
+			} else {
+				m.Content, keep = string(compact(p["content"])), true
+			}
 		case toolReturnKinds[k] || k == "retry-prompt":
 			id, ok := stringField(p, "tool_call_id")
 			if !ok || id == "" {

@@ -258,3 +258,49 @@ func rowsOf(msgs []models.HistoryMessage) []any {
 	}
 	return out
 }
+
+// A system prompt given on load replaces the one stored with pydantic-ai
+// messages: the model gets one, the one given; what rode with the stored
+// one stays.
+func TestSystemPromptReplacesStoredOne(t *testing.T) {
+	in := `[{"kind":"request","parts":[{"part_kind":"system-prompt","content":"stored prompt","timestamp":"2025-01-01T00:00:00Z"},` +
+		`{"part_kind":"user-prompt","content":"hi","timestamp":"2025-01-01T00:00:00Z"}]},` +
+		`{"kind":"response","parts":[{"part_kind":"text","content":"hello"}],"timestamp":"2025-01-01T00:00:01Z"},` +
+		`{"kind":"request","parts":[{"part_kind":"system-prompt","content":"only a prompt","timestamp":"2025-01-01T00:00:02Z"}]}]`
+	got, err := convert.DecodePydanticAI(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(convert.Marshal(convert.Convert(got.Messages, convert.Options{SystemPrompt: "given prompt"})))
+	if strings.Count(out, `"system-prompt"`) != 1 || !strings.Contains(out, `"given prompt"`) || strings.Contains(out, "stored prompt") ||
+		strings.Contains(out, "only a prompt") || !strings.Contains(out, `"hi"`) || !strings.Contains(out, `"hello"`) || strings.Count(out, `"kind":"request"`) != 2 {
+		t.Fatalf("one system prompt, the given one, expected:\n%s", out)
+	}
+	// Without one given, the stored prompts come back as they were.
+	if out := string(convert.Marshal(convert.Convert(got.Messages, convert.Options{}))); strings.Count(out, `"system-prompt"`) != 2 {
+		t.Fatalf("stored prompts: %s", out)
+	}
+}
+
+// pydantic-ai 2.x's retry feedback is a user row with its text (a plain
+// load, search and the Python service see it), and comes back part for part.
+func TestRetryFeedbackIsAUserRow(t *testing.T) {
+	for _, c := range []struct{ content, text string }{
+		{`"the answer must be a number"`, "the answer must be a number"},
+		{`[{"type":"int_parsing","loc":["n"],"msg":"bad","input":"x"}]`, `[{"type":"int_parsing","loc":["n"],"msg":"bad","input":"x"}]`},
+	} {
+		in := `[{"kind":"request","parts":[{"part_kind":"retry-feedback","content":` + c.content +
+			`,"retry":{"cause":"model_retry","attempt":1,"max_retries":1},"timestamp":"2025-01-01T00:00:00Z"}]}]`
+		got, err := convert.DecodePydanticAI(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Messages) != 1 || got.Messages[0].Role != models.RoleUser || got.Messages[0].Content != c.text {
+			t.Fatalf("rows %+v", got.Messages)
+		}
+		out := convert.Marshal(convert.Convert(got.Messages, convert.Options{}))
+		if !reflect.DeepEqual(generic(t, []byte(in)), generic(t, out)) {
+			t.Fatalf("round trip\nwant %s\nhave %s", in, out)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func sourceOf(m *models.HistoryMessage) (source, bool) {
 // for the rows of its other parts.
 func (s *Stream) addSourced(m *models.HistoryMessage, src source) error {
 	parts := fillContent(m, src)
+	if s.o.SystemPrompt != "" {
+		parts = withoutKind(parts, "system-prompt") // Options.SystemPrompt replaces it
+	}
 	if src.Message != nil {
 		if err := s.flushSourced(); err != nil {
 			return err
@@ -147,7 +150,23 @@ func (s *Stream) flushSourced() error {
 	}
 	r := s.req
 	s.req = nil
+	if len(r.parts) == 0 { // it held only a system prompt that Options.SystemPrompt replaced
+		return nil
+	}
 	return s.emitSourced(r.env, r.parts)
+}
+
+// withoutKind is parts without those of part_kind kind.
+func withoutKind(parts []map[string]json.RawMessage, kind string) []map[string]json.RawMessage {
+	out := parts[:0:0]
+	for _, p := range parts {
+		var k string
+		if json.Unmarshal(p["part_kind"], &k) == nil && k == kind {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]json.RawMessage) error {

@@ -2,7 +2,9 @@ package migrations
 
 import (
 	"context"
+	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -174,8 +176,9 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 			// distributed is distributed again, as remstore citus distribute
 			// left it.
 			if fnDistributed {
-				var exists bool
-				if err := tx.NewRaw(`SELECT to_regprocedure(?) IS NOT NULL`, Signature).Scan(ctx, &exists); err != nil || !exists {
+				if _, _, err := installed(ctx, tx); errors.Is(err, sql.ErrNoRows) {
+					return nil
+				} else if err != nil {
 					return err
 				}
 				return DistributeStoreFunction(ctx, tx)
@@ -190,9 +193,8 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 // search_path), lets it plan as PostgreSQL chooses, and distributes it by its session argument, co-located with
 // sessions: a call outside a transaction block runs on the session's worker.
 func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
-	var schema string
-	if err := db.NewRaw("SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = to_regprocedure(?)::oid",
-		Signature).Scan(ctx, &schema); err != nil {
+	Signature, schema, err := installed(ctx, db) // the installed one: a database may be at an older migration
+	if err != nil {
 		return fmt.Errorf("find %s: %w", StoreFunction, err)
 	}
 	if _, err := db.ExecContext(ctx, "ALTER FUNCTION "+Signature+" SET search_path = ?", bun.Ident(schema)); err != nil {
@@ -210,6 +212,15 @@ func DistributeStoreFunction(ctx context.Context, db bun.IDB) error {
 		return fmt.Errorf("distribute %s: %w", StoreFunction, err)
 	}
 	return nil
+}
+
+// installed is the store function the database has, whatever migration
+// made it: its signature (as ALTER and Citus take it) and its schema.
+func installed(ctx context.Context, db bun.IDB) (signature, schema string, err error) {
+	err = db.NewRaw(`SELECT p.oid::regprocedure::text, n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.proname = ? AND n.nspname = ANY (current_schemas(false)) ORDER BY array_position(current_schemas(false), n.nspname) LIMIT 1`,
+		StoreFunction).Scan(ctx, &signature, &schema)
+	return signature, schema, err
 }
 
 // DistributePositions makes PositionsTable a distributed table co-located

@@ -151,7 +151,7 @@ func TestStoreFunctionStaysDistributed(t *testing.T) {
 		t.Fatalf("after migration 7: %+v %v", st, err)
 	}
 	var keys []string
-	if err := db.NewRaw(`SELECT unnest(keys) FROM `+migrations.StoreFunction+`(?, 1, 'x', 'u', 'u', now(), '[{"id":"`+uuid.NewString()+`","role":"user","content":"hi","metadata":{}}]', true, false)`,
+	if err := db.NewRaw(`SELECT unnest(keys) FROM `+migrations.StoreFunction+`(?, 1, 'x', 'u', 'u', now(), '[{"id":"`+uuid.NewString()+`","role":"user","content":"hi","metadata":{}}]', true, false, NULL)`,
 		uuid.New()).Scan(ctx, &keys); err != nil || len(keys) != 1 || !strings.HasSuffix(keys[0], "-msg-0") {
 		t.Fatalf("the redistributed function: %v %v", keys, err)
 	}
