@@ -31,7 +31,12 @@ CALLS = {
 
 
 def settings(max_retries=POLICY["max_retries"], backoff=0.25, max_backoff=4.0):
-    return c.Settings("http://127.0.0.1:1", None, None, 30.0, max_retries, backoff, max_backoff)
+    return c.Settings("http://127.0.0.1:1", None, None, 30.0, max_retries, backoff, max_backoff,
+                      POLICY["store_window"])
+
+
+def test_default_store_window_is_the_tables():
+    assert c.Settings.resolve(None, None, None, 30.0, 3, 0.25, 4.0).store_window == POLICY["store_window"]
 
 
 def test_every_call_is_in_the_table():
@@ -52,7 +57,7 @@ def outcome(kind: str):
 @pytest.mark.parametrize("case", POLICY["cases"], ids=lambda k: f"{k['safety']}-{k['outcome']}-{k['attempt']}")
 def test_decide_follows_the_table(case):
     call = c.Call("GET", "/x", lambda r: "ok", safety=case["safety"])
-    what, _ = call.decide(settings(), case["attempt"], outcome(case["outcome"]))
+    what, _ = call.decide(settings(), case["attempt"], outcome(case["outcome"]), case.get("elapsed", 0.0))
     assert {"return": "return", "raise": "raise", "sleep": "retry"}[what] == case["decision"]
 
 

@@ -159,7 +159,13 @@ func TestRacingGuardedTurns(t *testing.T) {
 			if won < 0 {
 				t.Fatalf("round %d: no turn stored", round)
 			}
-			h, _ := loadLast(t, s, "race", sessionstore.LoadOptions{})
+			h, now := loadLast(t, s, "race", sessionstore.LoadOptions{})
+			for i, err := range errs {
+				var moved *sessionstore.MovedError
+				if err != nil && (!errors.As(err, &moved) || moved.Last != now) {
+					t.Fatalf("round %d turn %d: refused naming %v, the session's last is %s", round, i, err, now)
+				}
+			}
 			if len(h) != 1+2*(round+1) || h[len(h)-2].Content != fmt.Sprintf("r%d-t%d-q", round, won) ||
 				h[len(h)-1].Content != fmt.Sprintf("r%d-t%d-a", round, won) {
 				t.Fatalf("round %d: history %v", round, h)

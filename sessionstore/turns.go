@@ -185,8 +185,8 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 			}
 			at := 0
 			for _, m := range cl.members {
-				m.out = writeOutcome{status: out.status, first: out.first + at, existing: out.existing}
-				if len(m.p.rows) > 0 {
+				m.out = writeOutcome{status: out.status, first: out.first + at, existing: out.existing, last: out.last}
+				if len(cl.members) > 1 && len(m.p.rows) > 0 { // merged: each member's own last row
 					m.out.last = m.p.rows[len(m.p.rows)-1].ID.String()
 				}
 				if len(out.keys) >= at+len(m.p.rows) {

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from . import _calls as c
-from ._calls import Call, SearchHit, Session, SessionPage, SessionWithMessages, Settings, StoreResult
+from ._calls import (Call, History, PendingStore, SearchHit, Session, SessionPage, SessionWithMessages, Settings,
+                     StoreResult)
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -26,8 +27,13 @@ _DOC = """
     retried up to max_retries times with exponential backoff (backoff,
     doubled, at most max_backoff seconds, jittered); a call that would act
     twice (pop, fork, cancel, delete) only when it surely never reached the
-    server. 4xx answers are never retried: they raise at once.
-    Errors raise RemstoreError subclasses carrying the API's error body.
+    server. A store always carries an Idempotency-Key, so it is sent again
+    for store_window seconds (default 60: a restart of serve) however many
+    tries that takes; when it gives up, the exception's `pending` holds the
+    messages, and store_pending(err.pending) stores them once, later.
+    4xx answers are never retried: they raise at once. Errors raise
+    RemstoreError subclasses carrying the API's error body, the request id
+    (the server's log names it) and the server URL.
 """
 
 
@@ -36,8 +42,9 @@ class Client:
 
     def __init__(self, base_url: str | None = None, *, api_key: str | None = None, user_id: str | None = None,
                  timeout: float = 30.0, max_retries: int = 3, backoff: float = 0.25, max_backoff: float = 4.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff)
+                 store_window: float = 60.0, transport: httpx.BaseTransport | None = None) -> None:
+        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff,
+                                         store_window)
         self._http = httpx.Client(base_url=self.settings.base_url, headers=self.settings.headers(),
                                   timeout=timeout, transport=transport)
 
@@ -51,14 +58,14 @@ class Client:
         self.close()
 
     def _send(self, call: Call[T]) -> T:
-        attempt = 0
+        attempt, start = 0, time.monotonic()
         while True:
             try:
                 out: httpx.Response | httpx.TransportError = self._http.request(
-                    call.method, call.path, params=call.params, content=call.body, headers=call.headers)
+                    call.method, call.path, params=call.params, content=call.body, headers=call.send_headers())
             except httpx.TransportError as exc:
                 out = exc
-            what, v = call.decide(self.settings, attempt, out)
+            what, v = call.decide(self.settings, attempt, out, time.monotonic() - start)
             if what == "return":
                 return v  # type: ignore[no-any-return]
             if what == "raise":
@@ -67,26 +74,38 @@ class Client:
             attempt += 1
 
     def store(self, session: str, messages: Sequence[Mapping[str, Any]], *,
-              idempotency_key: str | None = None) -> StoreResult:
-        """Store message dicts (SPEC §1 keys) in one transaction."""
-        return self._send(c.store(session, messages, idempotency_key))
+              idempotency_key: str | None = None, expect_last: str | None = None) -> StoreResult:
+        """Store message dicts (SPEC §1 keys) in one transaction. expect_last (a load's
+        History.last, or the previous store's "last") stores only onto the session as loaded:
+        SessionMoved when another turn wrote since, and nothing is stored."""
+        return self._send(c.store(session, messages, idempotency_key, expect_last))
 
     def store_pydantic_ai(self, session: str, messages: Sequence[ModelMessage] | bytes, *,
-                          idempotency_key: str | None = None) -> StoreResult:
-        """Store pydantic-ai messages (e.g. result.new_messages()) or their JSON."""
-        return self._send(c.store_pydantic_ai(session, messages, idempotency_key))
+                          idempotency_key: str | None = None, expect_last: str | None = None) -> StoreResult:
+        """Store pydantic-ai messages (e.g. result.new_messages()) or their JSON; expect_last as in store."""
+        return self._send(c.store_pydantic_ai(session, messages, idempotency_key, expect_last))
+
+    def store_pending(self, pending: PendingStore) -> StoreResult:
+        """Store what a failed store left in its exception's `pending`: once, however often."""
+        return self._send(c.store_pending(pending))
 
     def load(self, session: str, *, compress: bool = True, extras: bool = False,
-             since: datetime | str | None = None) -> list[dict[str, Any]]:
-        """The history as message dicts; long assistant answers cut unless compress=False."""
-        return self._send(c.load(session, compress, extras, since))
+             since: datetime | str | None = None, last_n: int | None = None) -> History:
+        """The history as message dicts; long assistant answers cut unless compress=False.
+        last_n loads only the last N messages, read on the server alone, tool pairs whole (a
+        tool result whose call falls before them is left out with it). The list's `last` is
+        the session's last message, for a guarded store (expect_last)."""
+        return self._send(c.load(session, compress, extras, since, last_n))
 
     def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
                          since: datetime | str | None = None, agent_name: str | None = None,
-                         prompt: str | None = None, strict: bool = False) -> list[ModelMessage]:
+                         prompt: str | None = None, strict: bool = False,
+                         last_n: int | None = None) -> History:
         """The history as pydantic-ai messages, ready for message_history=. A stored row whose role
-        has no pydantic-ai form is left out with an UnmappedWarning; strict=True raises instead."""
-        return self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt, strict))
+        has no pydantic-ai form is left out with an UnmappedWarning; strict=True raises instead.
+        system_prompt replaces a system prompt stored with the messages; last_n and `last` as in load."""
+        return self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt, strict,
+                                             last_n))
 
     def lookup(self, key: str) -> str:
         """REM LOOKUP: the full text behind a key (bare, or 'REM LOOKUP <key>')."""
@@ -147,8 +166,9 @@ class AsyncClient:
 
     def __init__(self, base_url: str | None = None, *, api_key: str | None = None, user_id: str | None = None,
                  timeout: float = 30.0, max_retries: int = 3, backoff: float = 0.25, max_backoff: float = 4.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff)
+                 store_window: float = 60.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.settings = Settings.resolve(base_url, api_key, user_id, timeout, max_retries, backoff, max_backoff,
+                                         store_window)
         self._http = httpx.AsyncClient(base_url=self.settings.base_url, headers=self.settings.headers(),
                                        timeout=timeout, transport=transport)
 
@@ -163,14 +183,14 @@ class AsyncClient:
         await self.aclose()
 
     async def _send(self, call: Call[T]) -> T:
-        attempt = 0
+        attempt, start = 0, time.monotonic()
         while True:
             try:
                 out: httpx.Response | httpx.TransportError = await self._http.request(
-                    call.method, call.path, params=call.params, content=call.body, headers=call.headers)
+                    call.method, call.path, params=call.params, content=call.body, headers=call.send_headers())
             except httpx.TransportError as exc:
                 out = exc
-            what, v = call.decide(self.settings, attempt, out)
+            what, v = call.decide(self.settings, attempt, out, time.monotonic() - start)
             if what == "return":
                 return v  # type: ignore[no-any-return]
             if what == "raise":
@@ -179,22 +199,26 @@ class AsyncClient:
             attempt += 1
 
     async def store(self, session: str, messages: Sequence[Mapping[str, Any]], *,
-                    idempotency_key: str | None = None) -> StoreResult:
-        return await self._send(c.store(session, messages, idempotency_key))
+                    idempotency_key: str | None = None, expect_last: str | None = None) -> StoreResult:
+        return await self._send(c.store(session, messages, idempotency_key, expect_last))
 
     async def store_pydantic_ai(self, session: str, messages: Sequence[ModelMessage] | bytes, *,
-                                idempotency_key: str | None = None) -> StoreResult:
-        return await self._send(c.store_pydantic_ai(session, messages, idempotency_key))
+                                idempotency_key: str | None = None, expect_last: str | None = None) -> StoreResult:
+        return await self._send(c.store_pydantic_ai(session, messages, idempotency_key, expect_last))
+
+    async def store_pending(self, pending: PendingStore) -> StoreResult:
+        return await self._send(c.store_pending(pending))
 
     async def load(self, session: str, *, compress: bool = True, extras: bool = False,
-                   since: datetime | str | None = None) -> list[dict[str, Any]]:
-        return await self._send(c.load(session, compress, extras, since))
+                   since: datetime | str | None = None, last_n: int | None = None) -> History:
+        return await self._send(c.load(session, compress, extras, since, last_n))
 
     async def load_pydantic_ai(self, session: str, *, system_prompt: str | None = None, compress: bool = True,
                                since: datetime | str | None = None, agent_name: str | None = None,
-                               prompt: str | None = None, strict: bool = False) -> list[ModelMessage]:
+                               prompt: str | None = None, strict: bool = False,
+                               last_n: int | None = None) -> History:
         return await self._send(c.load_pydantic_ai(session, system_prompt, compress, since, agent_name, prompt,
-                                                   strict))
+                                                   strict, last_n))
 
     async def lookup(self, key: str) -> str:
         return await self._send(c.lookup(key))

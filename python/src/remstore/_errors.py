@@ -17,6 +17,9 @@ class RemstoreError(Exception):
     code: str
     field: str | None
     body: Any
+    request_id: str | None  # the call's X-Request-Id: the server's log names it
+    url: str | None  # the server's base URL
+    pending: Any  # a store given up on (PendingStore): client.store_pending(err.pending) stores it once
 
     def __init__(self, message: str, *, status: int | None = None, code: str = "",
                  field: str | None = None, body: Any = None) -> None:
@@ -26,11 +29,18 @@ class RemstoreError(Exception):
         self.code = code
         self.field = field
         self.body = body
+        self.request_id = None
+        self.url = None
+        self.pending = None
 
     def __str__(self) -> str:
         parts = [f"{self.status}" if self.status else "", self.code, self.message]
         s = ": ".join(p for p in parts if p)
-        return f"{s} (field {self.field!r})" if self.field else s
+        if self.field:
+            s += f" (field {self.field!r})"
+        if self.request_id:
+            s += f" [request {self.request_id} at {self.url}]"
+        return s
 
 
 class BadRequest(RemstoreError):
@@ -50,7 +60,16 @@ class NotFound(RemstoreError):
 
 
 class Conflict(RemstoreError):
-    """409: the session is not active, or a fork target exists."""
+    """409: the session is not active, moved on (SessionMoved), or a fork target exists."""
+
+
+class SessionMoved(Conflict):
+    """409 on a guarded store (expect_last): another turn wrote to the session
+    since it was loaded, and nothing was stored. `last` is the session's last
+    message now: load again and run the turn again, or store on top of what
+    is there with expect_last=err.last."""
+
+    last: str | None = None
 
 
 class PayloadTooLarge(RemstoreError):
@@ -91,4 +110,9 @@ def error_for(status: int, body: Any, text: str) -> RemstoreError:
     else:
         code, message, field = "", text.strip()[:500] or f"HTTP {status}", None
     cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else RemstoreError)
-    return cls(message, status=status, code=code, field=field, body=body if body is not None else text)
+    if status == 409 and field == "expect_last":
+        cls = SessionMoved
+    e = cls(message, status=status, code=code, field=field, body=body if body is not None else text)
+    if isinstance(e, SessionMoved) and isinstance(err, dict):
+        e.last = err.get("last") or None
+    return e

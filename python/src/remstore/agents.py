@@ -13,17 +13,25 @@ Each SDK item becomes one remstore message, the item itself kept beside it
 Rows written by other writers (the peer, plain dicts) come back as the SDK
 items they mean; a tool result whose call was never stored gets one.
 Importing this module does not need openai-agents; using it with Runner does.
+
+Stores are guarded: add_items names the session's last message as this run
+(this asyncio task) last loaded or stored it, so two Runner.run calls racing
+on one session do not interleave: the second to store raises SessionMoved and
+stores nothing. lookup_tool(client) is the REM LOOKUP tool for
+Agent(tools=[...]), for the hints a compressed history carries.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
+from ._calls import LOOKUP_DESCRIPTION, lookup_retry_text
 from ._client import AsyncClient
-from ._errors import NotFound
+from ._errors import BadRequest, NotFound
 
-__all__ = ["RemstoreSession", "item_to_message", "messages_to_items"]
+__all__ = ["RemstoreSession", "item_to_message", "messages_to_items", "lookup_tool"]
 
 ITEM_KEY = "openai_agents"  # sessionstore.AgentsSourceKey
 _ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
@@ -146,29 +154,61 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return items
 
 
+def lookup_tool(client: AsyncClient, name: str = "rem_lookup") -> Any:
+    """The REM LOOKUP tool as an Agents SDK function tool, for
+    Agent(tools=[lookup_tool(client)]): the text behind a 'REM LOOKUP <key>'
+    hint. A key that finds nothing is told to the model, which can try again."""
+    from agents import function_tool
+
+    async def rem_lookup(key: str) -> str:
+        try:
+            return await client.lookup(key)
+        except (NotFound, BadRequest) as e:
+            return lookup_retry_text(key, e)
+
+    return function_tool(rem_lookup, name_override=name, description_override=LOOKUP_DESCRIPTION)
+
+
 class RemstoreSession:
     """The Agents SDK's Session protocol over remstore serve.
 
     compress=False hands the agent every answer in full; by default long
     answers come back cut with their REM LOOKUP hint, as in any load.
+    get_items(limit) reads only the last `limit` messages on the server.
+    guard=False stores without naming the last message seen (racing runs
+    then interleave). A client made here is closed by aclose().
     """
 
     session_settings: Any = None
 
     def __init__(self, session_id: str, client: AsyncClient | None = None, *, compress: bool = True,
-                 session_settings: Any = None) -> None:
+                 session_settings: Any = None, guard: bool = True) -> None:
         if not session_id:
             raise ValueError("session_id must not be empty")
+        if client is not None and not isinstance(client, AsyncClient):
+            raise TypeError(f"RemstoreSession needs a remstore.AsyncClient (the Agents SDK awaits the session), "
+                            f"not {type(client).__name__}")
         self.session_id = session_id
+        self._own = client is None
         self.client = client if client is not None else AsyncClient()
         self.compress = compress
         self.session_settings = session_settings
+        self.guard = guard
         self._calls: dict[str, tuple[str, Any]] = {}
+        # The last message as this task last saw it: a ContextVar, so that
+        # two runs racing on one session object each keep their own.
+        self._last: ContextVar[str | None] = ContextVar(f"remstore_last_{id(self)}", default=None)
+
+    async def aclose(self) -> None:
+        """Close the client this session made (a client passed in is the caller's)."""
+        if self._own:
+            await self.client.aclose()
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         if limit is not None and limit <= 0:
             return []
-        rows = await self.client.load(self.session_id, compress=self.compress, extras=True)
+        rows = await self.client.load(self.session_id, compress=self.compress, extras=True, last_n=limit)
+        self._last.set(rows.last)
         for r in rows:
             for tc in r.get("tool_calls") or []:
                 name, args = _call_fields(tc)
@@ -180,9 +220,12 @@ class RemstoreSession:
         if not items:
             return
         msgs = [item_to_message(it, self._calls) for it in items]
-        await self.client.store(self.session_id, msgs)
+        expect = self._last.get() if self.guard else None
+        res = await self.client.store(self.session_id, msgs, expect_last=expect)
+        self._last.set(res.get("last"))
 
     async def pop_item(self) -> Any | None:
+        self._last.set(None)  # the session's last message is another now
         try:
             row = await self.client.pop_message(self.session_id)
         except NotFound:
@@ -196,6 +239,7 @@ class RemstoreSession:
         return got[-1] if got else None
 
     async def clear_session(self) -> None:
+        self._last.set(None)
         try:
             await self.client.clear_messages(self.session_id)
         except NotFound:
