@@ -39,4 +39,4 @@ def test_docs_python_runs_as_written(serve, tmp_path):
     # The model was sent the history remstore kept: a second turn carries the
     # first turn's question and answer (3 items or more, system prompt aside).
     sent = [len(b.get("messages") or b.get("input") or []) for _, b in fake.requests]
-    assert len(sent) == 7 and max(sent) >= 3, sent
+    assert len(sent) == 8 and max(sent) >= 3, sent

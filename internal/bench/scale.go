@@ -11,6 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // SweepWorkloads are "store a 4-message turn into a session of N" for each N
@@ -48,6 +51,29 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 			w.Peer = e.Peer.op(map[string]any{"op": "store", "sid": psid.String(), "user": "bench", "turn": dicts(Turn(0))})
 		}
 		out = append(out, w)
+	}
+	// Bounded loads: the last 20 messages of each session of the sweep,
+	// beside the whole load of a session of 20, which they must cost no
+	// more than (BoundedRatio).
+	const last = 20
+	small := "bounded-20"
+	if err := e.fill(ctx, small, last); err != nil {
+		return nil, err
+	}
+	count := func(ctx context.Context, key string, o sessionstore.LoadOptions) error {
+		n := 0
+		err := e.Store.LoadEach(ctx, key, o, func(models.HistoryMessage) error { n++; return nil })
+		if err == nil && (n == 0 || n > last) { // fewer when a tool result at the start goes with its call
+			err = fmt.Errorf("load of %s gave %d messages, want up to %d", key, n, last)
+		}
+		return err
+	}
+	out = append(out, Workload{Name: fmt.Sprintf("load a %d-message session", last), Rows: last, Size: last,
+		Run: func(ctx context.Context) error { return count(ctx, small, sessionstore.LoadOptions{}) }})
+	for _, n := range sizes {
+		key := fmt.Sprintf("sweep-%d", n)
+		out = append(out, Workload{Name: fmt.Sprintf("load last %d of %d", last, n), Rows: last, Size: n,
+			Run: func(ctx context.Context) error { return count(ctx, key, sessionstore.LoadOptions{LastN: last}) }})
 	}
 	if e.Conn != nil && len(sizes) > 0 {
 		// The fills wrote millions of rows: vacuum them now, or autovacuum
@@ -96,6 +122,29 @@ func SweepRatio(rs []Result) (small, large Result, ratio float64, ok bool) {
 	}
 	small, large = sweep[0], sweep[len(sweep)-1]
 	return small, large, large.MedianMS / small.MedianMS, true
+}
+
+// BoundedRatio is the median load of the last 20 messages of the largest
+// session of a sweep over the whole load of a 20-message session (1.0: the
+// rest of the session is never read).
+func BoundedRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
+	var bounded []Result
+	for _, r := range rs {
+		var a, n int
+		switch {
+		case r.Name == "load a 20-message session":
+			base = r
+		default:
+			if _, err := fmt.Sscanf(r.Name, "load last %d of %d", &a, &n); err == nil {
+				bounded = append(bounded, r)
+			}
+		}
+	}
+	if base.MedianMS == 0 || len(bounded) == 0 {
+		return base, large, 0, false
+	}
+	large = bounded[len(bounded)-1]
+	return base, large, large.MedianMS / base.MedianMS, true
 }
 
 // ConcResult is one concurrency run: writers storing turns for a while, each

@@ -191,6 +191,9 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 			if small, large, ratio, ok := bench.SweepRatio(results); ok {
 				fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
 			}
+			if base, large, ratio, ok := bench.BoundedRatio(results); ok {
+				fmt.Fprintf(e.stdout, "bounded load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
+			}
 			out := benchOutput{Workloads: results}
 			fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost")
 			for _, c := range bench.ConcurrencyCases {
