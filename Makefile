@@ -1,5 +1,5 @@
 # Every target is a thin wrapper; the scripts say what they do.
-.PHONY: demo test build lint fuzz soak bench bench-peer bench-citus vuln hygiene
+.PHONY: demo test build lint fuzz soak bench bench-peer bench-python bench-citus vuln hygiene
 
 demo: ## the main job on the embedded SQLite default
 	go run ./cmd/remstore demo
@@ -26,6 +26,9 @@ bench: ## remstore bench at full sizes against a throwaway PostgreSQL
 
 bench-peer: ## make bench with the Python peer's own code beside every workload it has
 	REMSTORE_BENCH_ONLY=1 REMSTORE_BENCH_PEER=1 scripts/test.sh
+
+bench-python: ## RemstoreSession.get_items(limit) beside the Agents SDK's SQLiteSession, through serve on a throwaway PostgreSQL
+	REMSTORE_BENCH_ONLY=1 REMSTORE_BENCH_PYTHON=1 scripts/test.sh
 
 bench-citus: ## the same workloads on single-node PostgreSQL and on a 3-node Citus cluster, side by side (QUICK=1: small sizes)
 	REMSTORE_BENCH_ONLY=1 REMSTORE_BENCH_CITUS=1 scripts/test.sh

@@ -57,6 +57,10 @@ async def main() -> None:
                 await ours.add_items(data[i:i + 250])
             print(f"get_items on a session of {a.items} items, {a.iterations} iterations, medians (ms):")
             print(f"{'call':<22} {'SQLiteSession':>14} {'RemstoreSession':>16} {'ratio':>7}")
+            # The floor of any call through serve: one round trip of the same
+            # httpx client to a route that reads nothing.
+            rtt = await median_ms(lambda: client._http.get("/healthz"), a.iterations)
+            print(f"{'httpx GET /healthz':<22} {'':>14} {rtt:>16.3f}")
             for limit in (2, 20, None):
                 assert await ours.get_items(limit) == await ref.get_items(limit)
                 theirs = await median_ms(lambda: ref.get_items(limit), a.iterations)

@@ -48,8 +48,9 @@ run_pytest() {
   [ $rc -eq 0 ] || exit $rc
 }
 
-if [ "${1:-}" = --venv-only ]; then  # make bench-peer: the peer's venv, nothing else
+if [ "${1:-}" = --venv-only ]; then  # make bench-peer, bench-python: the venvs, nothing else
   venv peer interop/peer/requirements.txt
+  venv 2 interop/requirements-2.txt
   exit 0
 fi
 

@@ -72,6 +72,11 @@ if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
     scripts/interop.sh --venv-only
     peer=(--peer "${REMSTORE_SHARED_DIR:-../shared}/peer" --peer-python interop/.venv-peer/bin/python)
   fi
+  if [ -n "${REMSTORE_BENCH_PYTHON:-}" ]; then  # make bench-python: the Agents SDK session beside SQLiteSession
+    scripts/interop.sh --venv-only
+    REMSTORE_BIN=$PWD/.test-output/remstore interop/.venv-2/bin/python interop/bench_get_items.py
+    exit 0
+  fi
   if [ -n "${REMSTORE_BENCH_CITUS:-}" ]; then  # make bench-citus: one node, then the 3-node cluster
     [ -n "${REMSTORE_TEST_CITUS_URL:-}" ] || { echo "bench-citus: no Citus cluster" >&2; exit 1; }
     quick=(); [ -n "${QUICK:-}" ] && quick=(--quick)

@@ -237,6 +237,16 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		}
 		out = append(out, w)
 	}
+	// The same 4-message turn, guarded: each store names the last message
+	// the one before it left (what a guarded turn pays: one index probe).
+	guarded, batch := "store-4-guarded", messages(4)
+	last := sessionstore.Empty
+	out = append(out, Workload{Name: "store 4 messages, guarded", Rows: 4, Size: 4,
+		Run: func(ctx context.Context) error {
+			res, err := e.Store.StoreWith(ctx, guarded, batch, sessionstore.StoreOptions{ExpectLast: last})
+			last = res.Last
+			return err
+		}})
 	// load + compress
 	for _, n := range sz.Load {
 		key := fmt.Sprintf("load-%d", n)
