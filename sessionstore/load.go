@@ -285,7 +285,7 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		if err != nil {
 			return err
 		}
-		tail.buffer, tail.buf = true, tail.buf[:0] // every row comes: the window is known at the end
+		tail.buffer, tail.buf, tail.head = true, tail.buf[:0], 0 // every row comes: the window is known at the end
 		return s.stream(ctx, sid, p, o, &last, tail.add)
 	})
 	if err == nil {
@@ -309,7 +309,8 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 type window struct {
 	n      int
 	buffer bool
-	buf    []models.HistoryMessage
+	buf    []models.HistoryMessage // a ring of the last n once full, oldest at head
+	head   int
 	opened bool // a message other than a tool result has been passed on
 	fn     func(models.HistoryMessage) error
 }
@@ -321,10 +322,11 @@ func (w *window) add(m models.HistoryMessage) error {
 		return w.fn(m)
 	}
 	if w.buffer {
-		if len(w.buf) == w.n {
-			w.buf = append(w.buf[:0], w.buf[1:]...)
+		if len(w.buf) < w.n {
+			w.buf = append(w.buf, m)
+		} else {
+			w.buf[w.head], w.head = m, (w.head+1)%w.n
 		}
-		w.buf = append(w.buf, m)
 		return nil
 	}
 	if !w.opened && m.Role == models.RoleTool {
@@ -340,12 +342,12 @@ func (w *window) flush() error {
 		return nil
 	}
 	w.buffer = false
-	for _, m := range w.buf {
-		if err := w.add(m); err != nil {
+	for i := range w.buf {
+		if err := w.add(w.buf[(w.head+i)%len(w.buf)]); err != nil {
 			return err
 		}
 	}
-	w.buf = nil
+	w.buf, w.head = nil, 0
 	return nil
 }
 

@@ -24,8 +24,10 @@ type StoreResult struct {
 	// (a retried call): they were not written again.
 	Existing int
 	// Last is the session's last live message after the call (its id, or
-	// Empty), what the next guarded store names (StoreOptions.ExpectLast).
-	// Set on PostgreSQL and SQLite; "" when storage is off.
+	// Empty), what the next guarded store names (StoreOptions.ExpectLast):
+	// the last message written, or, for a guarded call that wrote nothing
+	// new (a retry), the session's last now. "" when storage is off or an
+	// unguarded call wrote nothing.
 	Last string
 }
 
@@ -34,7 +36,7 @@ type StoreOptions struct {
 	// UserID is written as the rows' user_id; "" means the store's.
 	UserID string
 	// ExpectLast guards the store: the id of the session's last live
-	// message as the caller loaded it (LoadResult.Last, StoreResult.Last),
+	// message as the caller loaded it (LoadOptions.OnLast, StoreResult.Last),
 	// or Empty for a session with none. When the session holds another
 	// last message now, nothing is written and the error is a *MovedError
 	// (errors.Is ErrMoved). A resend whose messages are all stored already
