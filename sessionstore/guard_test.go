@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,4 +262,75 @@ func TestLoadLastN(t *testing.T) {
 			t.Fatal("last with since: no error")
 		}
 	})
+}
+
+// A key is its message or nothing: after a pop, a clear, or for a user
+// row, the key finds nothing and says why; it never returns another
+// message's text, however the live rows moved.
+func TestRemovedKeysFindNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		ctx := context.Background()
+		s := newStore(t, db, "alice", 10)
+		long := func(i int) string { return fmt.Sprintf("answer %d: %s", i, strings.Repeat("long text ", 10)) }
+		var keys []string
+		for i := range 4 {
+			res, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("user", fmt.Sprintf("q%d", i)), msg("assistant", long(i))}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, res.Keys...)
+		}
+		lookup := func(key, want, why string) {
+			t.Helper()
+			got, err := s.Lookup(ctx, key)
+			if want != "" {
+				if err != nil || got != want {
+					t.Fatalf("lookup %s: %q %v, want %q", key, got, err, want)
+				}
+				return
+			}
+			if !errors.Is(err, sessionstore.ErrNotFound) || !strings.Contains(err.Error(), why) {
+				t.Fatalf("lookup %s: %q %v, want not found (%s)", key, got, err, why)
+			}
+		}
+		lookup(keys[1], long(0), "")
+		lookup(keys[0], "", "user message")
+		// Pop the last answer, then the user row before it: their keys find
+		// nothing, and a later answer gets keys of its own.
+		for range 2 {
+			if _, _, err := s.PopMessage(ctx, "k"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lookup(keys[7], "", "removed")
+		lookup(keys[5], long(2), "")
+		res, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("assistant", long(9))}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lookup(keys[7], "", "removed")
+		lookup(res.Keys[0], long(9), "")
+		// A key no row holds, whose position holds a keyed row: not that row.
+		sid, _ := s.SessionUUID("k")
+		if _, err := db.ExecContext(ctx, "UPDATE messages SET metadata = "+renameKey(db)+" WHERE session_id = ? AND content = ?", sid, long(2)); err != nil {
+			t.Fatal(err)
+		}
+		lookup(keys[5], "", "a key of its own")
+		// A clear removes every message: every key finds nothing.
+		if _, err := s.ClearMessages(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{keys[1], keys[3], res.Keys[0]} {
+			lookup(k, "", "removed")
+		}
+	})
+}
+
+// renameKey is an UPDATE's new metadata with entity_key changed, by dialect.
+func renameKey(db *repository.DB) string {
+	if db.Postgres() {
+		return `jsonb_set(metadata, '{entity_key}', '"renamed"')`
+	}
+	return `json_set(metadata, '$.entity_key', 'renamed')`
 }

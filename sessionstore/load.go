@@ -356,7 +356,7 @@ type loadPlan struct {
 	// summary is the position of the last live compaction summary (-1: none
 	// or ignored) and from the position of the first message it leaves shown.
 	summary, from int
-	// taken holds the stored keys of live assistant rows; it is set only when
+	// taken holds the stored keys of assistant rows, removed ones too; it is set only when
 	// the session holds rows without a stored key (the peer's), whose keys
 	// come from their live position and must not collide with these.
 	taken map[string]bool
@@ -387,7 +387,9 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	}
 	if unkeyed > 0 {
 		var keys []string
-		err := s.db.NewRaw("SELECT "+s.sql.EntityKey+" FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL"+
+		// Removed answers' keys too: Lookup answers such a key "removed",
+		// so a position must not take it either (SPEC §4, amended).
+		err := s.db.NewRaw("SELECT "+s.sql.EntityKey+" FROM messages WHERE session_id = ? AND tenant_id = ?"+
 			" AND (role = 'assistant' OR role = '') AND "+s.sql.EntityKey+" <> ''", sid, s.userID).Scan(ctx, &keys)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return p, err
@@ -474,7 +476,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 // historyOf is one row of a load: ok is false for a row the load leaves out
 // (soft-deleted, or not after o.Since). A row without a stored key is cut with
 // the key the peer prints for it, from live (its position among the tenant's
-// live rows; -1 = unknown), unless a live assistant row already holds that
+// live rows; -1 = unknown), unless an assistant row, live or removed, holds that
 // key: then it is cut without a key rather than with one that finds another
 // message.
 func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor, taken map[string]bool, o LoadOptions) (models.HistoryMessage, bool, error) {

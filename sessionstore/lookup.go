@@ -21,12 +21,15 @@ const (
 
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a
 // "REM LOOKUP <key>" / "LOOKUP <key>" phrase), for the store's tenant only.
-// It tries the stored entity_key (one index probe), then the key's position
-// among the tenant's live rows of its session, as the peer numbers them.
-// Both probes name the key's session, so on Citus each reads one shard; a
-// key cut to 255 code points hides its session and is probed everywhere. It
-// only ever returns an assistant message (role assistant or empty): where
-// neither finds one, ErrNotFound.
+// A key is its message or nothing (SPEC §4): it tries the stored
+// entity_key (one index probe), then, for rows stored without a key (the
+// peer's), the key's position among the tenant's live rows of its session,
+// as the peer numbers them. A row found by position that holds a key of its
+// own is another message, never returned. Both probes name the key's
+// session, so on Citus each reads one shard; a key cut to 255 code points
+// hides its session and is probed everywhere. It only ever returns a live
+// assistant message (role assistant or empty): otherwise ErrNotFound, saying
+// why (removed, not an answer, no message under the key).
 func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
 	k, err := ParseLookupKey(key)
 	if err != nil {
@@ -63,12 +66,16 @@ var lookupQueries = map[bool]struct{ byKey, byOpaqueKey, byPosition string }{}
 func init() {
 	for _, pg := range []bool{true, false} {
 		sqlText := repository.SQLFor(pg)
-		byKey := "SELECT content FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ? AND deleted_at IS NULL" +
+		// The answer holding the key, a live one first: a removed one says why
+		// the key finds nothing. (Only answers: a load gives a row without a
+		// key of its own the key of its position unless an answer holds it.)
+		byKey := "SELECT content, role, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ?" +
 			" AND (role = 'assistant' OR role = '')"
+		order := " ORDER BY CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END LIMIT 1"
 		lookupQueries[pg] = struct{ byKey, byOpaqueKey, byPosition string }{
-			byKey:       byKey + " AND session_id = ? LIMIT 1",
-			byOpaqueKey: byKey + " LIMIT 1",
-			byPosition: "SELECT content, role FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
+			byKey:       byKey + " AND session_id = ?" + order,
+			byOpaqueKey: byKey + order,
+			byPosition: "SELECT content, role, COALESCE(" + sqlText.EntityKey + ", '') FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
 				" ORDER BY created_at, id LIMIT 1 OFFSET ?",
 		}
 	}
@@ -77,37 +84,45 @@ func init() {
 // lookup is one attempt of Lookup.
 func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 	q := lookupQueries[s.sql.Postgres]
-	var content string
-	if k.Opaque {
-		err := s.drv.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content)
+	notFound := func(why string) error { return fmt.Errorf("lookup %s: %w (%s)", k.Raw, ErrNotFound, why) }
+	var content, role string
+	var removed int
+	// served is the answer of a row found by its stored key.
+	served := func(err error) (string, error) {
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
 		case err != nil:
 			return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+		case removed != 0:
+			return "", notFound("the message was removed")
 		}
 		return content, nil
 	}
+	if k.Opaque {
+		err := s.drv.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content, &role, &removed)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", notFound("no message holds this key")
+		}
+		return served(err)
+	}
 	sid, err := SessionUUID(s.userID, k.SessionID)
 	if err != nil {
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+		return "", notFound("no such session")
 	}
-	err = s.drv.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content)
-	if err == nil {
-		return content, nil
-	}
+	err = s.drv.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content, &role, &removed)
 	if !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+		return served(err)
 	}
-	var role string
-	err = s.drv.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role)
+	var own string
+	err = s.drv.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role, &own)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+		return "", notFound("no message at this position")
 	case err != nil:
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
-	case role != string(models.RoleAssistant) && role != "":
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+	case own == k.Raw || role != string(models.RoleAssistant) && role != "":
+		return "", notFound("the key names a " + role + " message; only answers are cut and looked up")
+	case own != "":
+		return "", notFound("no message holds this key; the message at its position has a key of its own")
 	}
 	return content, nil
 }
