@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -94,13 +95,27 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		return err
 	}
 	// Idempotency-Key: ids derived for messages without one, so a client
-	// may send the same request again after a lost answer.
+	// may send the same request again after a lost answer. The scope is the
+	// session's id, not its spelling: a name and its UUID are one session.
 	fill := func([]models.HistoryMessage) error { return nil }
-	if ik, ok := r.Header["Idempotency-Key"]; ok {
+	ik, keyed := r.Header["Idempotency-Key"]
+	if keyed {
 		user := userOf(r)
-		fill = func(msgs []models.HistoryMessage) error {
-			return models.FillIDs(msgs, user+"\x00"+key, strings.Join(ik, ","))
+		sid, err := st.SessionUUID(key)
+		if err != nil {
+			return err
 		}
+		fill = func(msgs []models.HistoryMessage) error {
+			return models.FillIDs(msgs, user+"\x00"+sid.String(), strings.Join(ik, ","))
+		}
+	}
+	// A resend under the same key with another body stores nothing and says
+	// which header to change.
+	reused := func(err error) error {
+		if keyed && errors.Is(err, sessionstore.ErrIDReused) {
+			return &keyReusedError{err}
+		}
+		return err
 	}
 	so := sessionstore.StoreOptions{ExpectLast: r.Header.Get(ExpectLastHeader)}
 	if v, ok := r.Header[ExpectLastHeader]; ok && so.ExpectLast == "" {
@@ -121,7 +136,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		defer s.timed("store", time.Now())
 		res, err := st.StoreWith(r.Context(), key, in.Messages, so)
 		if err != nil {
-			return in.Locate(err)
+			return reused(in.Locate(err))
 		}
 		writeStored(w, res, len(in.Messages))
 		return nil
@@ -154,11 +169,21 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	defer s.timed("store", time.Now())
 	res, err := st.StoreWith(r.Context(), key, msgs, so)
 	if err != nil {
-		return err
+		return reused(err)
 	}
 	writeStored(w, res, len(msgs))
 	return nil
 }
+
+// keyReusedError is a store under an Idempotency-Key already used for a
+// request with another body: 409, naming the header.
+type keyReusedError struct{ err error }
+
+func (e *keyReusedError) Error() string {
+	return "this Idempotency-Key was used for a request with another body; nothing was stored (" + e.err.Error() + ")"
+}
+
+func (e *keyReusedError) Unwrap() error { return e.err }
 
 // writeStored answers a store of n messages.
 func writeStored(w http.ResponseWriter, res sessionstore.StoreResult, n int) {

@@ -553,6 +553,46 @@ func TestIdempotencyKey(t *testing.T) {
 	})
 }
 
+// TestIdempotencyKeyChecks: the same key with another body is refused and
+// stores nothing; a resend never undeletes a session deleted since; a name
+// and its UUID are one session for the key.
+func TestIdempotencyKeyChecks(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		api := newAPI(t, db, Options{})
+		first := `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+		other := `[{"role":"user","content":"hi"},{"role":"assistant","content":"a different answer"}]`
+		sid, err := sessionstore.SessionUUID("alice", "ik")
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			c    call
+			code int
+			want string
+		}{
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: first, ikey: "k-1"}, 201, `"stored":2`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: other, ikey: "k-1"}, 409, `"field":"Idempotency-Key"`},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: other, ikey: "k-1"}, 409, `"code":"idempotency_key_reused"`},
+			{call{method: "POST", path: "/v1/sessions/" + sid.String() + "/messages", user: "alice", body: first, ikey: "k-1"}, 201, `"stored":0`},
+			{call{method: "GET", path: "/v1/sessions/ik/messages", user: "alice"}, 200, `"content":"hello"`},
+			{call{method: "DELETE", path: "/v1/sessions/ik", user: "alice"}, 204, ``},
+			{call{method: "POST", path: "/v1/sessions/ik/messages", user: "alice", body: first, ikey: "k-1"}, 201, `"stored":0`},
+			{call{method: "GET", path: "/v1/sessions/ik", user: "alice"}, 404, `"not_found"`},
+		}
+		for i, s := range steps {
+			code, body, _ := do(t, api, s.c)
+			if code != s.code || !strings.Contains(body, s.want) {
+				t.Fatalf("step %d %s %s: %d %s; want %d with %q", i, s.c.method, s.c.path, code, body, s.code, s.want)
+			}
+		}
+		n, err := db.NewSelect().Table("messages").Where("session_id = ?", sid).Count(context.Background())
+		if err != nil || n != 2 {
+			t.Fatalf("%d rows, want 2: %v", n, err)
+		}
+	})
+}
+
 // TestGuardedStoreAndLastN: a load says the session's last message, a store
 // naming it is stored, one naming an older one is 409 with the last message
 // now (both formats, nothing stored), a resend with the same

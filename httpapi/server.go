@@ -604,6 +604,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.o.Logger.Error("request failed", "id", infoOf(r).id, "err", err)
 		msg = "storage failed; see the server log with this request id"
 	}
+	var reused *keyReusedError
+	if errors.As(err, &reused) {
+		writeError(w, http.StatusConflict, "idempotency_key_reused", err.Error(), "Idempotency-Key")
+		return
+	}
 	var moved *sessionstore.MovedError
 	last := ""
 	if errors.As(err, &moved) {

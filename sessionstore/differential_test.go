@@ -103,7 +103,7 @@ var cases = []string{"new session", "append", "full retry", "partial retry", "id
 	"soft-deleted session undeleted", "NULL-status session written", "NULL-tenant session refused",
 	"closed session refused", "lifecycle message", "peer rows before",
 	"first write counts the rows", "peer rows after the last write", "last written row deleted, recounted",
-	"guard held", "guard refused"}
+	"guard held", "guard refused", "id reused with another text", "resend into a deleted session, left deleted"}
 
 // A changed rule in either writer is caught: each mutant of the store
 // function (installed in a database of its own) and of the Go writer's
@@ -121,6 +121,8 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 		{"the kept count trusted after its row is gone", "\t\t\tv_kept := NULL;", "\t\t\tv_kept := v_kept;"},
 		{"a NULL status is not active", "COALESCE(s.status, 'active') = 'active' OR", "s.status = 'active' OR"},
 		{"a retry writes its rows again", "WHERE v_existing IS NULL\n", "WHERE true\n"},
+		{"a resend with another text is a retry", "''same'', m.role IS NOT DISTINCT FROM r.v->>''role'' AND m.content IS NOT DISTINCT FROM r.v->>''content''", "''same'', true"},
+		{"a resend undeletes the session", "IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN", "IF false THEN"},
 		{"a guard counts removed messages", "m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "m.tenant_id = p_tenant\n\t\t\tORDER BY"},
 		{"a resend is refused by its own guard", "(v_existing IS NULL OR jsonb_array_length(v_existing) < jsonb_array_length(p_rows))", "true"},
 		{"a guard reads another tenant's rows", "WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "WHERE m.session_id = p_session AND m.deleted_at IS NULL\n\t\t\tORDER BY"},
@@ -390,6 +392,8 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 				cov["append"]++
 			case errors.As(err, &fe) && fe.Field == "id":
 				cov["id taken"]++
+			case errors.Is(err, ErrIDReused):
+				cov["id reused with another text"]++
 			case errors.Is(err, ErrNotFound) && ss.nullTenant:
 				cov["NULL-tenant session refused"]++
 			case errors.Is(err, ErrNotFound):
@@ -397,7 +401,10 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 			case errors.Is(err, ErrSessionNotActive):
 				cov["closed session refused"]++
 			}
-			if err == nil {
+			if err == nil && ss.deleted && res.Existing == len(s.msgs) {
+				cov["resend into a deleted session, left deleted"]++
+			}
+			if err == nil && !(ss.deleted && res.Existing == len(s.msgs)) {
 				if ss.deleted {
 					cov["soft-deleted session undeleted"]++
 				}

@@ -64,6 +64,11 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 				return writeOutcome{status: statusIDTaken, existing: ex}, nil
 			}
 		}
+		for _, e := range ex {
+			if !e.Same {
+				return writeOutcome{status: statusIDReused, existing: ex}, nil
+			}
+		}
 	}
 	// The guard, before anything is written (a resend of a call stored
 	// whole is a retry, answered below).
@@ -75,6 +80,21 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		if last != p.expect {
 			return writeOutcome{status: statusMoved, existing: out.existing, last: last}, nil
 		}
+	}
+	// A resend stored whole already: answered from what it stored, the
+	// session untouched.
+	if p.check && len(out.existing) == len(p.rows) {
+		if err := tx.NewRaw("SELECT COALESCE(status, 'active') FROM sessions WHERE id = ?", p.sid).Scan(ctx, &out.status); err != nil {
+			return out, fmt.Errorf("read the session: %w", err)
+		}
+		if p.expect != "" {
+			last, err := lastLive(ctx, tx, p.sid, s.userID)
+			if err != nil {
+				return out, fmt.Errorf("read the session's last message: %w", err)
+			}
+			out.last = last
+		}
+		return out, nil
 	}
 	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
 		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
@@ -137,11 +157,6 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	}
 	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
 		return out, err
-	}
-	if len(rows) == 0 && p.expect != "" {
-		if out.last, err = lastLive(ctx, tx, p.sid, s.userID); err != nil {
-			return out, fmt.Errorf("read the session's last message: %w", err)
-		}
 	}
 	if len(rows) > 0 {
 		out.last = rows[len(rows)-1].ID.String()
@@ -210,16 +225,20 @@ func existingIDs(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) ([]exis
 		SessionID uuid.UUID `bun:"session_id"`
 		TenantID  *string   `bun:"tenant_id"`
 		Key       *string   `bun:"ek"`
+		Role      *string   `bun:"role"`
+		Content   *string   `bun:"content"`
 	}
-	err := tx.NewRaw("SELECT id, session_id, tenant_id, "+s.sql.EntityKey+" AS ek FROM messages WHERE id IN (?)",
+	err := tx.NewRaw("SELECT id, session_id, tenant_id, "+s.sql.EntityKey+" AS ek, role, content FROM messages WHERE id IN (?)",
 		bun.List(ids)).Scan(ctx, &found)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("check message ids: %w", err)
 	}
 	out := make([]existingID, 0, len(found))
 	for _, f := range found {
+		r := p.rows[byID[f.ID]]
 		out = append(out, existingID{O: byID[f.ID] + 1, Key: f.Key,
-			Mine: f.SessionID == p.sid && f.TenantID != nil && *f.TenantID == s.userID})
+			Mine: f.SessionID == p.sid && f.TenantID != nil && *f.TenantID == s.userID,
+			Same: f.Role != nil && *f.Role == string(r.Role) && f.Content != nil && *f.Content == r.Content})
 	}
 	// In the order of the call, as the function's jsonb_agg(... ORDER BY
 	// r.o): a refusal names the first message whose id is taken.

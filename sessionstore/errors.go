@@ -28,6 +28,10 @@ var (
 	// caller loaded it (another turn stored, popped or cleared); nothing
 	// was written. The error is a *MovedError saying what the session holds.
 	ErrMoved = errors.New("the session moved on since it was loaded")
+	// ErrIDReused: a message's id is stored in this session with another
+	// role or text: a resend must carry what it sent (a *ReusedIDError
+	// names the message). Nothing was written.
+	ErrIDReused = errors.New("the id is stored with another message")
 	// ErrDisabled: storage is switched off (POSTGRES_ENABLED is not true).
 	// Store, load and lookup behave as SPEC §7 says (the messages back,
 	// nothing, not found); everything else that reads or changes sessions
@@ -58,3 +62,12 @@ func (e *MovedError) Error() string {
 }
 
 func (e *MovedError) Unwrap() error { return ErrMoved }
+
+// ReusedIDError is ErrIDReused for message Index of the call.
+type ReusedIDError struct{ Index int }
+
+func (e *ReusedIDError) Error() string {
+	return fmt.Sprintf("messages[%d].id: %v: a resend must carry the same role and content", e.Index, ErrIDReused)
+}
+
+func (e *ReusedIDError) Unwrap() error { return ErrIDReused }

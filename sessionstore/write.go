@@ -172,12 +172,14 @@ type existingID struct {
 	O    int     `json:"o"`
 	Key  *string `json:"key"`
 	Mine bool    `json:"mine"`
+	Same bool    `json:"same"` // the stored row has the caller's role and text
 }
 
 const (
 	statusNotFound = "not_found"
 	statusIDTaken  = "id_taken"
 	statusMoved    = "moved"
+	statusIDReused = "id_reused"
 )
 
 // checkExpect refuses a guard that names no message and spells an id as the
@@ -229,6 +231,12 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 		return res, notFound(p.sid)
 	case out.status == statusMoved:
 		return res, &MovedError{Expected: p.expect, Last: out.last}
+	case out.status == statusIDReused:
+		for _, e := range out.existing {
+			if !e.Same {
+				return res, &ReusedIDError{Index: e.O - 1}
+			}
+		}
 	case out.status == statusIDTaken:
 		for _, e := range out.existing {
 			if !e.Mine {

@@ -29,11 +29,13 @@
 --
 -- It returns one row: status is the session's status, or 'not_found' when the
 -- session belongs to another tenant, or 'id_taken' when a caller id is used by
--- a message of another session or tenant (nothing is written then);
--- first_index is the index of the first message written; existing lists the
--- rows whose caller id this session already holds ({o, key, mine}: a retry,
--- not written again); keys are the REM LOOKUP keys of the rows written, in
--- order. p_rows is a JSON array of {id, role, content, tool_calls, metadata,
+-- a message of another session or tenant, or 'id_reused' when this session
+-- holds a caller id with another role or text (a resend must carry what it
+-- sent: nothing is written then); first_index is the index of the first
+-- message written; existing lists the rows whose caller id this session
+-- already holds ({o, key, mine, same}: a retry, not written again); keys are
+-- the REM LOOKUP keys of the rows written, in order. A resend stored whole
+-- already leaves the session as it is (a session deleted since stays so). p_rows is a JSON array of {id, role, content, tool_calls, metadata,
 -- trace_id, span_id}; p_check says whether any id came from the caller;
 -- p_allow_inactive lets lifecycle messages into a closed session.
 --
@@ -67,12 +69,17 @@ BEGIN
 	-- Caller ids first: a refused call changes nothing, not even the session.
 	IF p_check THEN
 		EXECUTE '/* planned per call */ SELECT jsonb_agg(jsonb_build_object(''o'', r.o, ''key'', m.metadata->>''entity_key'',
-			''mine'', m.session_id = $2 AND m.tenant_id IS NOT DISTINCT FROM $3) ORDER BY r.o)
+			''mine'', m.session_id = $2 AND m.tenant_id IS NOT DISTINCT FROM $3,
+			''same'', m.role IS NOT DISTINCT FROM r.v->>''role'' AND m.content IS NOT DISTINCT FROM r.v->>''content'') ORDER BY r.o)
 		FROM jsonb_array_elements($1) WITH ORDINALITY AS r(v, o)
 		JOIN messages m ON m.id = (r.v->>''id'')::uuid'
 		INTO v_existing USING p_rows, p_session, p_tenant;
 		IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_existing) e WHERE NOT (e->>'mine')::boolean) THEN
 			RETURN QUERY SELECT 'id_taken'::text, NULL::bigint, v_existing, NULL::text[], NULL::text;
+			RETURN;
+		END IF;
+		IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_existing) e WHERE NOT (e->>'same')::boolean) THEN
+			RETURN QUERY SELECT 'id_reused'::text, NULL::bigint, v_existing, NULL::text[], NULL::text;
 			RETURN;
 		END IF;
 	END IF;
@@ -85,6 +92,18 @@ BEGIN
 			RETURN QUERY SELECT 'moved'::text, NULL::bigint, v_existing, NULL::text[], v_now_last;
 			RETURN;
 		END IF;
+	END IF;
+	-- A resend stored whole already: answered from what it stored, the
+	-- session untouched.
+	IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN
+		SELECT COALESCE(s.status, 'active') INTO v_status FROM sessions s WHERE s.id = p_session;
+		IF p_expect IS NOT NULL THEN
+			SELECT COALESCE((SELECT m.id::text FROM messages m
+				WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL
+				ORDER BY m.created_at DESC, m.id DESC LIMIT 1), 'empty') INTO v_now_last;
+		END IF;
+		RETURN QUERY SELECT v_status, NULL::bigint, v_existing, '{}'::text[], v_now_last;
+		RETURN;
 	END IF;
 	-- The common path is this one statement: create the session, or touch
 	-- (and undelete) it when it is the tenant's and open to this write.
@@ -152,11 +171,6 @@ BEGIN
 		VALUES (p_session, p_tenant, v_n + cardinality(v_keys), v_lastid)
 		ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = EXCLUDED.n, last_id = EXCLUDED.last_id;
 	END IF;
-	IF v_lastid IS NULL AND p_expect IS NOT NULL THEN -- a retry: the session as it is now
-		SELECT COALESCE((SELECT m.id::text FROM messages m
-			WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL
-			ORDER BY m.created_at DESC, m.id DESC LIMIT 1), 'empty') INTO v_now_last;
-	END IF;
-	RETURN QUERY SELECT v_status, v_n, v_existing, COALESCE(v_keys, '{}'), COALESCE(v_lastid::text, v_now_last);
+	RETURN QUERY SELECT v_status, v_n, v_existing, COALESCE(v_keys, '{}'), v_lastid::text;
 END
 $fn$;
