@@ -281,7 +281,9 @@ func (c *Client) UpdateSession(ctx context.Context, session string, u SessionUpd
 	}
 	body, _ := json.Marshal(u)
 	var out Session
-	_, err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + seg(session), body: body, safety: Resend}, &out)
+	// Unsent: a PATCH sent again after it committed can meet its own change
+	// (a cancel comes back 409 not active).
+	_, err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + seg(session), body: body, safety: Unsent}, &out)
 	return out, err
 }
 
@@ -332,7 +334,9 @@ func (c *Client) ClearMessages(ctx context.Context, session string) (int, error)
 	var out struct {
 		Removed int `json:"removed"`
 	}
-	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages", safety: Resend}, &out)
+	// Unsent: a clear sent again after it committed would remove what was
+	// stored after it.
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages", safety: Unsent}, &out)
 	return out.Removed, err
 }
 

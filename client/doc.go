@@ -9,7 +9,7 @@
 //
 // A 503 or a broken connection is retried up to MaxRetries times with
 // jittered exponential backoff (or the server's Retry-After), a call that would
-// act twice (pop, fork, cancel, delete) only when it surely never reached the
+// act twice (pop, fork, cancel, delete, clear, update) only when it surely never reached the
 // server; a store carries an Idempotency-Key so that a resend stores once. The
 // policy is one table, fixtures/client/retry_policy.json, that this package's
 // tests and the Python client's both read. [Client.Agent] is the sdk.Store the

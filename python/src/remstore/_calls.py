@@ -180,7 +180,7 @@ class Settings:
 # connection error, max_retries times. "durable": a store, which always
 # carries an Idempotency-Key: as resend, but for store_window seconds from
 # its first try, so a restart of the server does not lose a paid model run.
-# "unsent": it would act twice (pop, fork, cancel), so it is retried only
+# "unsent": it would act twice (pop, fork, cancel, delete, clear, update), so it is retried only
 # when it surely never reached the server (connecting failed).
 Safety = Literal["resend", "unsent", "durable"]
 
@@ -424,7 +424,7 @@ def update_session(session: str, **changes: Any) -> Call[Session]:
     if not body:
         raise ValueError("nothing to change: give name, agent_name, settings or status")
     return Call("PATCH", f"/v1/sessions/{_seg(session)}", _as_json, body=_json(body),
-                headers={"Content-Type": "application/json"})
+                headers={"Content-Type": "application/json"}, safety="unsent")
 
 
 def fork(session: str, up_to: int | None, new_session_id: str | None) -> Call[Session]:
@@ -449,8 +449,9 @@ def pop_message(session: str) -> Call[dict[str, Any] | None]:
 
 
 def clear_messages(session: str) -> Call[int]:
-    # Clearing twice clears once: safe to resend.
-    return Call("DELETE", f"/v1/sessions/{_seg(session)}/messages", lambda r: int(r.json()["removed"]))
+    # Not resent once it may have reached the server: a second clear would
+    # remove what another writer stored after the first committed.
+    return Call("DELETE", f"/v1/sessions/{_seg(session)}/messages", lambda r: int(r.json()["removed"]), safety="unsent")
 
 
 def health() -> Call[bool]:

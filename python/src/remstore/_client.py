@@ -26,7 +26,7 @@ _DOC = """
     request is bounded by timeout seconds. A 503 or a broken connection is
     retried up to max_retries times with exponential backoff (backoff,
     doubled, at most max_backoff seconds, jittered); a call that would act
-    twice (pop, fork, cancel, delete) only when it surely never reached the
+    twice (pop, fork, cancel, delete, clear, update) only when it surely never reached the
     server. A store always carries an Idempotency-Key, so it is sent again
     for store_window seconds (default 60: a restart of serve) however many
     tries that takes; when it gives up, the exception's `pending` holds the
