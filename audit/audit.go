@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -79,8 +82,19 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // planted in their place is an error), files are created 0600, a directory
 // writable by others without the sticky bit is refused, and the wait for the
 // lock ends with ctx (DefaultLockWait when ctx has no deadline).
+//
+// No invocation is lost to a wait (SPEC §6, amended): when the wait ends
+// first, the invocation is set aside in a file of its own beside the
+// session's ("<name>.pending-<nanos>-<random>", written atomically, no lock
+// needed), and the next Append takes every set-aside invocation in, in the
+// order they were set aside, before its own; Read (and Scan, for a session
+// with a file) shows them meanwhile.
 func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	if err := checkDir(dir); err != nil {
+		return err
+	}
+	node, err := invocationNode(inv)
+	if err != nil {
 		return err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -90,6 +104,14 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	}
 	path := Path(dir, sessionID)
 	unlock, err := lockPath(ctx, path+".lock")
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		if aerr := setAside(path, node); aerr != nil {
+			return fmt.Errorf("audit lock: %w; and cannot set the invocation aside: %v", err, aerr)
+		}
+		setAsides.Add(1)
+		slog.Info("remstore: audit file busy; the invocation is set aside for the next append", "session", sessionID, "err", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("audit lock: %w", err)
 	}
@@ -110,14 +132,20 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	if doc == nil {
 		doc = newDoc(sessionID)
 	}
-	node, err := invocationNode(inv)
-	if err != nil {
-		return err
-	}
 	invs := mapValue(doc, "invocations")
 	if invs == nil || invs.Kind != yaml.SequenceNode {
 		invs = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		setMapValue(doc, "invocations", invs)
+	}
+	var taken []string
+	for _, pf := range pendingFiles(path) {
+		n, err := readPending(pf)
+		if err != nil {
+			slog.Warn("remstore: unreadable set-aside audit invocation left in place", "file", pf, "err", err)
+			continue
+		}
+		invs.Content = append(invs.Content, n)
+		taken = append(taken, pf)
 	}
 	invs.Content = append(invs.Content, node)
 
@@ -127,7 +155,79 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("audit encode: %w", err)
 	}
-	return writeAtomic(path, buf.Bytes())
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		return err
+	}
+	for _, pf := range taken { // in the file now
+		_ = os.Remove(pf)
+	}
+	return nil
+}
+
+// pendingSuffix marks a set-aside invocation's file; Scan skips it (not
+// ".yaml"), Read and Scan merge it into its session's file.
+const pendingSuffix = ".pending-"
+
+// asideSlots bounds the set-aside writes of this process that run at once:
+// each is a short write and fsync, but a burst of waits timing out together
+// would otherwise block a thread apiece in the file system.
+var asideSlots = make(chan struct{}, 2)
+
+// setAsides counts the invocations this process set aside (tests).
+var setAsides atomic.Int64
+
+// setAside writes one invocation to a file of its own beside path.
+func setAside(path string, node *yaml.Node) error {
+	asideSlots <- struct{}{}
+	defer func() { <-asideSlots }()
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(node); err != nil {
+		return err
+	}
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return writeAtomic(fmt.Sprintf("%s%s%020d-%s", path, pendingSuffix, time.Now().UnixNano(), hex.EncodeToString(r[:])), buf.Bytes())
+}
+
+// pendingFiles lists the set-aside invocations of the file at path, oldest
+// first (their names sort by the time they were set aside).
+func pendingFiles(path string) []string {
+	names, _ := filepath.Glob(path + pendingSuffix + "*") // names are made of [A-Za-z0-9._~-]: no pattern characters
+	sort.Strings(names)
+	return names
+}
+
+// readPending parses a set-aside invocation.
+func readPending(file string) (*yaml.Node, error) {
+	b, err := readNoFollow(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not one invocation")
+	}
+	return doc.Content[0], nil
+}
+
+// withPending adds the set-aside invocations of the file at path to f.
+func withPending(f *File, path string) *File {
+	for _, pf := range pendingFiles(path) {
+		b, err := readNoFollow(pf)
+		if err != nil {
+			continue
+		}
+		var inv map[string]any
+		if yaml.Unmarshal(b, &inv) == nil && inv != nil {
+			f.Invocations = append(f.Invocations, inv)
+		}
+	}
+	return f
 }
 
 func newDoc(sessionID string) *yaml.Node {
@@ -316,13 +416,22 @@ type File struct {
 	Invocations []map[string]any `yaml:"invocations" json:"invocations"`
 }
 
-// Read parses the session's audit file in dir.
+// Read parses the session's audit file in dir, with the invocations set
+// aside for it (Append) after its own.
 func Read(dir, sessionID string) (*File, error) {
-	b, err := readNoFollow(Path(dir, sessionID))
+	path := Path(dir, sessionID)
+	b, err := readNoFollow(path)
+	if errors.Is(err, os.ErrNotExist) && len(pendingFiles(path)) > 0 {
+		return withPending(&File{SessionID: sessionID}, path), nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return parseFile(b, FileName(sessionID))
+	f, err := parseFile(b, FileName(sessionID))
+	if err != nil {
+		return nil, err
+	}
+	return withPending(f, path), nil
 }
 
 func parseFile(b []byte, name string) (*File, error) {
@@ -362,7 +471,7 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, f)
+		out = append(out, withPending(f, filepath.Join(dir, e.Name())))
 	}
 	return out, nil
 }
