@@ -456,12 +456,44 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) er
 	if err != nil {
 		return err
 	}
-	info, hist, err := st.GetSession(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{NoCompress: !compress})
+	info, err := st.SessionInfo(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"session": info, "messages": hist})
-	return nil
+	// The messages stream as the rows arrive, as a load's do: a session of
+	// 200,000 messages costs this request what one of 2,000 does.
+	head, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := models.NewHistoryEncoder(w)
+	started := false
+	err = st.LoadEach(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{NoCompress: !compress}, func(m models.HistoryMessage) error {
+		if !started {
+			started = true
+			if _, err := w.Write(append(append([]byte(`{"session":`), head...), `,"messages":`...)); err != nil {
+				return err
+			}
+		}
+		return enc.Encode(m)
+	})
+	if err != nil && started {
+		s.o.Logger.Error("session load failed mid-stream", "id", infoOf(r).id, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if err != nil {
+		return err
+	}
+	if !started {
+		_, err := w.Write(append(append([]byte(`{"session":`), head...), `,"messages":[]}`+"\n"...))
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("}\n"))
+	return err
 }
 
 // PATCH /v1/sessions/{id} {"name", "agent_name", "settings", "status", "reason"}

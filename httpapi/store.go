@@ -17,7 +17,7 @@ type Store interface {
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	Lookup(ctx context.Context, key string) (string, error)
-	GetSession(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) (sessionstore.SessionInfo, []models.HistoryMessage, error)
+	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
 	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
 	SetStatus(ctx context.Context, sessionKey, status, reason string) (sessionstore.SessionInfo, error)
 	UpdateSession(ctx context.Context, sessionKey string, u sessionstore.SessionUpdate) (sessionstore.SessionInfo, error)

@@ -143,19 +143,30 @@ func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*mod
 // GetSession returns the session and its history (as Load with o returns
 // it). ErrNotFound for an unknown session or one the tenant cannot see.
 func (s *Store) GetSession(ctx context.Context, sessionKey string, o LoadOptions) (SessionInfo, []models.HistoryMessage, error) {
-	if err := s.on(); err != nil {
-		return SessionInfo{}, nil, err
-	}
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil {
-		return SessionInfo{}, nil, err
-	}
-	sess, err := s.getSession(ctx, s.db, sid)
+	info, err := s.SessionInfo(ctx, sessionKey)
 	if err != nil {
 		return SessionInfo{}, nil, err
 	}
 	h, err := s.Load(ctx, sessionKey, o)
-	return infoOf(sess), h, err
+	return info, h, err
+}
+
+// SessionInfo returns the tenant's session without its messages: with
+// LoadEach after it, what GetSession returns, streamed (memory flat however
+// long the session).
+func (s *Store) SessionInfo(ctx context.Context, sessionKey string) (SessionInfo, error) {
+	if err := s.on(); err != nil {
+		return SessionInfo{}, err
+	}
+	sid, err := s.SessionUUID(sessionKey)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	sess, err := s.getSession(ctx, s.db, sid)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	return infoOf(sess), nil
 }
 
 // ListSessions returns one page of the tenant's sessions, newest first.
