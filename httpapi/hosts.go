@@ -106,9 +106,36 @@ func originOf(r *http.Request) (string, bool) {
 }
 
 // sameSite: the origin is the host the client asked for, or on the
-// allow-list when there is one.
+// allow-list when there is one. A loopback origin must name the port the
+// client asked for too: another port of the same machine is another site
+// (a local web app on localhost:3000 posting to serve on :8088).
 func (s *Server) sameSite(origin, host string) bool {
-	return strings.EqualFold(origin, host) || len(s.o.AllowedHosts) > 0 && s.hostAllowed(origin)
+	if strings.EqualFold(origin, host) {
+		return true
+	}
+	if len(s.o.AllowedHosts) == 0 || !s.hostAllowed(origin) {
+		return false
+	}
+	return !isLoopbackName(origin) || portOf(origin) == portOf(host)
+}
+
+// isLoopbackName says hostport names this machine's loopback.
+func isLoopbackName(hostport string) bool {
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	h = strings.Trim(h, "[]")
+	ip := net.ParseIP(h)
+	return strings.EqualFold(strings.TrimSuffix(h, "."), "localhost") || ip != nil && ip.IsLoopback()
+}
+
+// portOf is hostport's port, "" when it names none.
+func portOf(hostport string) string {
+	if _, p, err := net.SplitHostPort(hostport); err == nil {
+		return p
+	}
+	return ""
 }
 
 // publicHost is the host the client asked for: the Host header, or the

@@ -66,6 +66,11 @@ func TestDNSRebindingAndCrossSiteRefused(t *testing.T) {
 		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "https://evil.example", store, http.StatusForbidden},
 		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "null", store, http.StatusForbidden},
 		{"DELETE", "/v1/sessions/s", "localhost:18090", "https://evil.example", "", http.StatusForbidden},
+		// Another port of this machine is another site (issue 42, low).
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "http://localhost:3000", store, http.StatusForbidden},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "http://127.0.0.1:5173", store, http.StatusForbidden},
+		{"DELETE", "/v1/sessions/s", "localhost:18090", "http://[::1]:8000", "", http.StatusForbidden},
+		{"POST", "/v1/sessions/s/messages", "127.0.0.1:18090", "http://localhost:18090", store, http.StatusCreated},
 		// The server's own names.
 		{"GET", "/v1/sessions", "127.0.0.1:18090", "", "", http.StatusOK},
 		{"GET", "/v1/sessions", "localhost:18090", "", "", http.StatusOK},
