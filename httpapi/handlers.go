@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -407,8 +408,18 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 		}
 		o.Limit = n
 	}
+	// A budget of its own: one search per user at once, a few in all, each
+	// bounded in time, so a tenant's search flood leaves the others' stores
+	// and loads their share (issue 42 M3).
 	start := time.Now()
-	hits, err := st.Search(r.Context(), o)
+	ctx, end, err := s.beginSearch(r.Context(), userOf(r))
+	if err != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(err.(*searchBusy).secs))
+		writeError(w, http.StatusTooManyRequests, "too_many_searches", err.Error(), "")
+		return nil
+	}
+	hits, err := st.Search(ctx, o)
+	end()
 	s.timed("search", start)
 	if err != nil {
 		return err
@@ -418,6 +429,29 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"hits": hits})
 	return nil
+}
+
+// searchBusy is a search its user may not start now: try again in secs.
+type searchBusy struct{ secs, max int }
+
+func (e *searchBusy) Error() string {
+	return fmt.Sprintf("your searches are over their share of the server (one at a time, a fifth of the time), or %d are running: try again in %d s", e.max, e.secs)
+}
+
+// beginSearch takes a search's budget for user (the API's and the viewer's
+// searches alike): the context bounds it by SearchTimeout, end gives the
+// budget back. A *searchBusy when the user may not search now.
+func (s *Server) beginSearch(ctx context.Context, user string) (context.Context, func(), error) {
+	start := time.Now()
+	if ok, retry := s.searches.take(user, start); !ok {
+		return ctx, nil, &searchBusy{secs: int((retry + time.Second - 1) / time.Second), max: s.o.MaxSearches}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.SearchTimeout)
+	return ctx, func() {
+		cancel()
+		end := time.Now()
+		s.searches.done(user, end, end.Sub(start))
+	}, nil
 }
 
 // GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/internal/dbtest"
 )
@@ -135,5 +136,71 @@ func TestSearchRoute(t *testing.T) {
 		if code != c.code || !strings.Contains(body, c.want) {
 			t.Errorf("%s as %s: %d %s; want %d with %s", c.path, c.user, code, body, c.code, c.want)
 		}
+	}
+}
+
+// A search has a budget of its own (issue 42 M3): one running search per
+// user, MaxSearches in all, answered 429 at once beyond; each bounded by
+// SearchTimeout (503 timeout), stores and loads untouched.
+func TestSearchBudget(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewSQLite(t)
+	s := newAPI(t, db, Options{MaxSearches: 2})
+	send := func(method, path, user, body string) (int, string) {
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("X-User-Id", user)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	if code, _ := send("POST", "/v1/sessions/s/messages", "alice", `[{"role":"user","content":"find lisbon"}]`); code != 201 {
+		t.Fatal(code)
+	}
+	search := "/v1/search?q=lisbon"
+	if code, body := send("GET", search, "alice", ""); code != 200 || !strings.Contains(body, "lisbon") {
+		t.Fatalf("search: %d %s", code, body)
+	}
+	now := time.Now().Add(time.Hour)                 // past the rest her first search earned
+	if ok, _ := s.searches.take("alice", now); !ok { // a search of alice's is running
+		t.Fatal("alice's running search: refused")
+	}
+	if code, body := send("GET", search, "alice", ""); code != 429 || !strings.Contains(body, "too_many_searches") {
+		t.Fatalf("alice's second search: %d %s", code, body)
+	}
+	if code, _ := send("GET", search, "bob", ""); code != 200 {
+		t.Fatalf("bob's search: %d", code)
+	}
+	time.Sleep(10 * time.Millisecond)    // bob's search above earned him a rest of 4x its time
+	s.searches.take("carol", time.Now()) // two running: the budget is spent
+	if code, _ := send("GET", search, "bob", ""); code != 429 {
+		t.Fatalf("bob's search over the budget: %d", code)
+	}
+	if code, _ := send("GET", "/v1/sessions/s/messages", "alice", ""); code != 200 {
+		t.Fatalf("a load beside the searches: %d", code)
+	}
+	if code, _ := send("POST", "/v1/sessions/s/messages", "alice", `[{"role":"user","content":"more"}]`); code != 201 {
+		t.Fatalf("a store beside the searches: %d", code)
+	}
+	s.searches.done("alice", time.Now(), 0)
+	s.searches.done("carol", time.Now(), 0)
+	// The duty cycle: a search of 1 s keeps its user's next waiting 4 s.
+	s.searches.take("dave", now)
+	s.searches.done("dave", now.Add(time.Second), time.Second)
+	if ok, retry := s.searches.take("dave", now.Add(2*time.Second)); ok || retry != 3*time.Second {
+		t.Fatalf("dave during his rest: %v, retry in %v", ok, retry)
+	}
+	if ok, _ := s.searches.take("dave", now.Add(5*time.Second)); !ok {
+		t.Fatal("dave after his rest: refused")
+	}
+	// The time budget: a search that cannot finish in it is a timeout.
+	quick := newAPI(t, db, Options{SearchTimeout: time.Nanosecond})
+	r := httptest.NewRequest("GET", search, nil)
+	r.Header.Set("Authorization", "Bearer "+key)
+	r.Header.Set("X-User-Id", "alice")
+	w := httptest.NewRecorder()
+	quick.ServeHTTP(w, r)
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"timeout"`) {
+		t.Fatalf("a search past its time: %d %s", w.Code, w.Body.String())
 	}
 }

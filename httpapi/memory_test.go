@@ -105,7 +105,9 @@ func TestGetSessionMemoryFlat(t *testing.T) {
 		small, large = min(small, peak("small", n)), min(large, peak("large", 10*n))
 	}
 	t.Logf("GET /v1/sessions/{id}: peak heap above baseline: %d messages %d KiB, %d messages %d KiB (%.2fx)", n, small>>10, 10*n, large>>10, float64(large)/float64(max(small, 1)))
-	if large > 2*small+(1<<20) {
+	// Loose enough for a busy machine (other packages' tests beside it),
+	// tight enough for the old code's 7.7x: 41.8 MB against 5.4 MB.
+	if large > 3*small+(4<<20) {
 		t.Fatalf("20k messages peaked at %d bytes, 2k at %d: memory grows with the session", large, small)
 	}
 	// The body is still the session and its messages.

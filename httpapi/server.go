@@ -44,8 +44,14 @@ const (
 	// DefaultMaxReadingPerClient bounds the bodies one client address may
 	// be sending at once: a single host cannot hold the reading budget.
 	DefaultMaxReadingPerClient = 8
-	DefaultUserID              = "anonymous"
-	DefaultTenantID            = "default"
+	// A search reads text across a tenant's sessions; its budget is its
+	// own, apart from stores and loads: at most DefaultMaxSearches at once,
+	// one per user, each within DefaultSearchTimeout, and a user's searches
+	// a fifth of the time at most (searchGate).
+	DefaultMaxSearches   = 4
+	DefaultSearchTimeout = 5 * time.Second
+	DefaultUserID        = "anonymous"
+	DefaultTenantID      = "default"
 )
 
 // APIKey is an accepted bearer token; with UserID set it may act only for that user.
@@ -108,8 +114,13 @@ type Options struct {
 	// client address: slow senders cannot hold the slots others need.
 	BodyTimeout         time.Duration
 	MaxReadingPerClient int
-	Logger              *slog.Logger // nil = slog.Default()
-	Registry            *prometheus.Registry
+	// MaxSearches bounds the searches running at once, one per user (429
+	// beyond, at once); SearchTimeout bounds each (503 timeout). 0 = the
+	// defaults.
+	MaxSearches   int
+	SearchTimeout time.Duration
+	Logger        *slog.Logger // nil = slog.Default()
+	Registry      *prometheus.Registry
 	// AuditEnabled and AuditDir are DEBUG_AUDIT_SESSION and DEBUG_AUDIT_DIR
 	// (settings): pydantic-ai loads are recorded there when enabled.
 	AuditEnabled bool
@@ -136,6 +147,7 @@ type Server struct {
 	handler  http.Handler
 	inflight chan struct{}
 	reading  *budget // bodies being received
+	searches *searchGate
 	keys     []hashedKey
 	m        metrics
 }
@@ -174,6 +186,12 @@ func New(o Options) (*Server, error) {
 	if o.MaxReadingPerClient == 0 {
 		o.MaxReadingPerClient = DefaultMaxReadingPerClient
 	}
+	if o.MaxSearches == 0 {
+		o.MaxSearches = DefaultMaxSearches
+	}
+	if o.SearchTimeout == 0 {
+		o.SearchTimeout = DefaultSearchTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -181,7 +199,7 @@ func New(o Options) (*Server, error) {
 		o.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
-		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient)}
+		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), searches: newSearchGate(o.MaxSearches)}
 	for _, k := range o.APIKeys {
 		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
 	}
@@ -209,6 +227,7 @@ func New(o Options) (*Server, error) {
 				return u, nil
 			},
 			KeyOptional: o.Insecure, ClientAddr: clientOf, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
+			BeginSearch: s.beginSearch,
 		})
 		if err != nil {
 			return nil, err

@@ -820,7 +820,17 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		v.render(w, http.StatusOK, "search", d)
 		return nil
 	}
-	hits, err := q.store.Search(r.Context(), o)
+	ctx, end := r.Context(), func() {}
+	if v.o.BeginSearch != nil {
+		var err error
+		if ctx, end, err = v.o.BeginSearch(ctx, q.si.user); err != nil {
+			d["Error"] = err.Error()
+			v.render(w, http.StatusTooManyRequests, "search", d)
+			return nil
+		}
+	}
+	hits, err := q.store.Search(ctx, o)
+	end()
 	if err != nil {
 		if c := sessionstore.Classify(err); c.Kind == sessionstore.BadInput {
 			d["Error"] = err.Error()

@@ -66,6 +66,10 @@ type Options struct {
 	// log lines (the API passes the one a trusted proxy names); nil = the
 	// connection's.
 	ClientAddr func(*http.Request) string
+	// BeginSearch takes a search's budget for user (the API's, shared):
+	// a bounded context and the func that gives it back, or an error to
+	// show (429). nil = no budget.
+	BeginSearch func(ctx context.Context, user string) (context.Context, func(), error)
 }
 
 // Viewer is the http.Handler of /ui/.

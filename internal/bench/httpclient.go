@@ -25,6 +25,8 @@ type wireClient struct {
 	conn    net.Conn
 	br      *bufio.Reader
 	buf     []byte
+	// retryAfter is the last answer's Retry-After (0: none).
+	retryAfter time.Duration
 }
 
 func newWireClient(addr string, timeout time.Duration) *wireClient {
@@ -85,6 +87,10 @@ func (c *wireClient) roundTrip(method, path string, body []byte, headers []strin
 	}
 	if resp.Close {
 		c.close()
+	}
+	c.retryAfter = 0
+	if v, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		c.retryAfter = time.Duration(v) * time.Second
 	}
 	if resp.StatusCode/100 != 2 {
 		return resp.StatusCode, int(n), fmt.Errorf("%s %s: %s", method, path, resp.Status)

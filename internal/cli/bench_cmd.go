@@ -19,9 +19,10 @@ var benchParts = []string{"workloads", "sweep", "concurrency", "http"}
 
 // benchOutput is what --json writes.
 type benchOutput struct {
-	Workloads   []bench.Result     `json:"workloads"`
-	Concurrency []bench.ConcResult `json:"concurrency"`
-	HTTP        []bench.HTTPResult `json:"http"`
+	Workloads   []bench.Result      `json:"workloads"`
+	Concurrency []bench.ConcResult  `json:"concurrency"`
+	HTTP        []bench.HTTPResult  `json:"http"`
+	Flood       []bench.FloodResult `json:"search_flood,omitempty"`
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -218,6 +219,22 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 				}
 			}
 			out.HTTP = hs
+			if parts["http"] {
+				for _, polite := range []bool{true, false} {
+					f, err := env.SearchFlood(e.ctx, 4, 16, duration, polite)
+					if err != nil {
+						return err
+					}
+					out.Flood = append(out.Flood, f)
+					how := "answering each 429 at once"
+					if polite {
+						how = "waiting what each 429's Retry-After says"
+					}
+					fmt.Fprintf(e.stdout, "\nsearch flood: %d clients of one tenant search without pause, %s (%d answered, %d refused 429, %d timed out);\n"+
+						"  another tenant's 1k loads, %d clients: %.0f/s alone, %.0f/s beside the flood = %.0f%% (p99 %.2f vs %.2f ms)\n",
+						f.Flooders, how, f.Searches, f.Refused, f.TimedOut, f.Loaders, f.QuietPerSec, f.FloodPerSec, 100*f.Ratio, f.QuietP99MS, f.FloodP99MS)
+				}
+			}
 			fmt.Fprintf(e.stdout, "\n%-14s %7s %10s %8s %10s %8s %10s %8s %9s %9s %10s\n", "serve vs library", "clients",
 				"library/s", "lib p50", "bare/s", "bare p50", "serve/s", "serve p50", "bare/lib", "serve/lib", "serve/bare")
 			for _, h := range hs {

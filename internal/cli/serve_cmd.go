@@ -26,6 +26,8 @@ func newServeCmd(e *env) *cobra.Command {
 		maxBody           int64
 		timeout, shutdown time.Duration
 		maxInFlight       int
+		maxSearches       int
+		searchTimeout     time.Duration
 		bodyTimeout, idle time.Duration
 		maxConns, perConn int
 		tlsCert, tlsKey   string
@@ -48,6 +50,8 @@ Every wait is bounded: headers must arrive within 10s and a body within
 only once its body has arrived; idle keep-alive connections close after
 --idle-timeout; connections beyond --max-conns (kept below the descriptor
 limit) or --max-conns-per-client from one address are answered 503 and closed.
+A search has a budget of its own: one per user at once and --max-searches in
+all (429 beyond), each within --search-timeout.
 
 TLS: --tls-cert and --tls-key (PEM files) make serve speak HTTPS itself (TLS 1.2
 or newer; every response carries Strict-Transport-Security and the viewer's
@@ -77,6 +81,9 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 			}
 			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
+			}
+			if o.maxSearches < 1 || o.searchTimeout <= 0 {
+				return usageErr("--max-searches and --search-timeout must be positive")
 			}
 			if o.maxConns < 1 || o.perConn < 1 || o.bodyTimeout <= 0 || o.idle <= 0 || o.maxInFlight < 1 {
 				return usageErr("--max-conns, --max-conns-per-client, --max-in-flight, --body-timeout and --idle-timeout must be positive")
@@ -123,7 +130,7 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 			defer db.Close()
 			api, err := httpapi.New(httpapi.Options{Stores: stores,
 				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
-				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies, AllowedHosts: allowed})
+				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies, AllowedHosts: allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout})
 			if err != nil {
 				return err
 			}
@@ -171,6 +178,8 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
 	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
 	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")
+	f.IntVar(&o.maxSearches, "max-searches", httpapi.DefaultMaxSearches, "searches running at once, one per user (429 above)")
+	f.DurationVar(&o.searchTimeout, "search-timeout", httpapi.DefaultSearchTimeout, "how long one search may run (503 timeout after)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
 	f.DurationVar(&o.idle, "idle-timeout", httpapi.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	f.IntVar(&o.maxConns, "max-conns", httpapi.DefaultMaxConns, "open connections at most (kept below the descriptor limit; 503 and close above)")
