@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/signin"
 )
 
 func TestAllowedHosts(t *testing.T) {
@@ -202,5 +204,44 @@ func TestSearchBudget(t *testing.T) {
 	quick.ServeHTTP(w, r)
 	if w.Code != 503 || !strings.Contains(w.Body.String(), `"timeout"`) {
 		t.Fatalf("a search past its time: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// Wrong bearer keys (issue 42 M5): after signin.Failures from one network,
+// its requests get 429 without a check until the window ends, the right key
+// too; another network is not affected; a missing key is not a guess.
+func TestWrongKeysAreSlowed(t *testing.T) {
+	t.Parallel()
+	s := newAPI(t, dbtest.NewSQLite(t), Options{})
+	send := func(addr, auth string) int {
+		r := httptest.NewRequest("GET", "/v1/sessions", nil)
+		r.RemoteAddr = addr
+		if auth != "" {
+			r.Header.Set("Authorization", "Bearer "+auth)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 10 {
+		if code := send("192.0.2.9:1000", ""); code != 401 {
+			t.Fatalf("no key: %d", code)
+		}
+	}
+	if code := send("192.0.2.9:1000", key); code != 200 {
+		t.Fatalf("missing keys counted as guesses: %d", code)
+	}
+	codes := map[int]int{}
+	for i := range 300 {
+		codes[send(fmt.Sprintf("[2001:db8::%x]:1000", i+1), fmt.Sprintf("wrong-key-%d-0123456789", i))]++
+	}
+	if codes[401] != signin.Failures || codes[429] != 300-signin.Failures {
+		t.Fatalf("300 wrong keys from one /64: %v", codes)
+	}
+	if code := send("[2001:db8::ffff]:1000", key); code != 429 {
+		t.Fatalf("the right key from the guessing network: %d", code)
+	}
+	if code := send("192.0.2.10:1000", key); code != 200 {
+		t.Fatalf("the right key from another network: %d", code)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/viewer"
@@ -148,6 +149,7 @@ type Server struct {
 	inflight chan struct{}
 	reading  *budget // bodies being received
 	searches *searchGate
+	guesses  *signin.Limiter // wrong bearer keys, by client network
 	keys     []hashedKey
 	m        metrics
 }
@@ -199,7 +201,7 @@ func New(o Options) (*Server, error) {
 		o.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
-		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), searches: newSearchGate(o.MaxSearches)}
+		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), searches: newSearchGate(o.MaxSearches), guesses: signin.New(nil)}
 	for _, k := range o.APIKeys {
 		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
 	}
@@ -504,10 +506,21 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		tok, ok := bearer(r.Header.Get("Authorization"))
+		client := clientOf(r)
+		if wait := s.guesses.Wait(client); wait > 0 {
+			// Refused without checking the key: guessing gets no answer.
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+			writeError(w, http.StatusTooManyRequests, "too_many_failed_keys",
+				fmt.Sprintf("more than %d wrong API keys from your network within %s: wait", signin.Failures, signin.Window), "Authorization")
+			return
+		}
 		user, err := s.resolveUser(tok, ok, r.Header.Get("X-User-Id"))
 		if err != nil {
 			if err.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
+				if ok { // a key, and a wrong one: a guess (the request's log line says so)
+					s.guesses.Fail(client)
+				}
 			}
 			writeError(w, err.status, err.code, err.msg, err.field)
 			return

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -78,7 +79,7 @@ type Viewer struct {
 	mux   *http.ServeMux
 	tmpl  map[string]*template.Template
 	auth  *sessions
-	limit *limiter
+	limit *signin.Limiter
 }
 
 // CSP allows only the viewer's own script, style and images: no inline
@@ -104,7 +105,7 @@ func New(o Options) (*Viewer, error) {
 		o.Now = time.Now
 	}
 	v := &Viewer{o: o, mux: http.NewServeMux(), tmpl: map[string]*template.Template{},
-		auth: &sessions{m: map[string]*signedIn{}, ttl: o.SessionTTL, now: o.Now}, limit: newLimiter(o.Now)}
+		auth: &sessions{m: map[string]*signedIn{}, ttl: o.SessionTTL, now: o.Now}, limit: signin.New(o.Now)}
 	if v.o.ClientAddr == nil {
 		v.o.ClientAddr = func(r *http.Request) string {
 			if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
@@ -253,7 +254,14 @@ var signInErrors = map[string]bool{
 	tooManyFailures: true,
 }
 
-const tooManyFailures = "too many failed sign-ins from here or with this key: wait a minute"
+const tooManyFailures = "too many failed sign-ins from here: wait a minute"
+
+// SignInFailures failures within SignInWindow refuse a client's sign-ins
+// until the window ends (package signin).
+const (
+	SignInFailures = signin.Failures
+	SignInWindow   = signin.Window
+)
 
 func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -264,7 +272,7 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := safeNext(r.PostFormValue("next"))
 	key, asked, client := r.PostFormValue("key"), strings.TrimSpace(r.PostFormValue("user")), v.o.ClientAddr(r)
-	if wait := v.limit.wait(client, key); wait > 0 {
+	if wait := v.limit.Wait(client); wait > 0 {
 		// Refused without checking the key: guessing gets no answer.
 		v.o.Logger.Warn("viewer: sign-in refused", "client", client, "user", asked, "retry_after_s", int(wait.Seconds()+0.999))
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
@@ -273,7 +281,7 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 	}
 	user, err := v.o.SignIn(key, asked)
 	if err != nil {
-		v.limit.fail(client, key)
+		v.limit.Fail(client)
 		v.o.Logger.Warn("viewer: sign-in failed", "client", client, "user", asked, "reason", err.Error())
 		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(err.Error())+"&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return
