@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/remstore/remstore/internal/signin"
 )
 
 // Defaults of LimitListener, as serve uses them.
@@ -35,7 +37,8 @@ var refusal = func() []byte {
 
 // LimitListener caps the connections open at once, in total and per client
 // IP address, so idle or slow clients cannot use up the process's
-// descriptors (a connection is a descriptor): a connection over either cap
+// descriptors (a connection is a descriptor; an IPv6 client's cap is its
+// /64's): a connection over either cap
 // is answered 503 and closed at once, never queued. Keep total below the
 // descriptor limit (serve does).
 func LimitListener(ln net.Listener, total, perClient int) *Listener {
@@ -55,10 +58,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := c.RemoteAddr().String()
-		if host, _, err := net.SplitHostPort(ip); err == nil {
-			ip = host
-		}
+		// Per client network: an IPv6 /64 is one host's, and counting its
+		// addresses one by one would give it 2^64 caps (issue 42 M2).
+		ip := signin.Network(c.RemoteAddr().String())
 		if l.b.take(ip) {
 			return &limitedConn{Conn: c, release: func() { l.b.give(ip) }}, nil
 		}

@@ -443,7 +443,7 @@ func (s *Server) limit(next http.Handler) http.Handler {
 // back as r.Body; false when it answered instead (429 over the reading
 // budget, 408 too slow, 413 too large, 400 broken).
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
-	client := clientOf(r)
+	client := signin.Network(clientOf(r)) // an IPv6 /64 is one client
 	if !s.reading.take(client) {
 		// Connection: close, or net/http would first read the unread body
 		// (to reuse the connection) from the very client being refused.
