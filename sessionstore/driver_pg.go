@@ -215,7 +215,14 @@ func pgxArgs(mode pgx.QueryExecMode, args []any) []any {
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
-	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(sid))
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(sid)); err != nil {
+		return err
+	}
+	// And the session's row, where it lives: on Citus the store function
+	// takes its advisory lock on the session's worker, not here, and its
+	// first row lock is this row's (its upsert), so a delete, pop or clear
+	// locking it first waits for a store instead of deadlocking with it.
+	_, err := tx.ExecContext(ctx, "SELECT 1 FROM sessions WHERE id = ? FOR UPDATE", sid)
 	return err
 }
 

@@ -334,3 +334,35 @@ func renameKey(db *repository.DB) string {
 	}
 	return `json_set(metadata, '$.entity_key', 'renamed')`
 }
+
+// A store racing a purge of its session: each call answers as if they had
+// run one after the other, never a deadlock (issue 42, low: 7-10 of 30
+// racing pairs ended in 40P01, a 503).
+func TestStoreRacingPurge(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		ctx := context.Background()
+		s := newStore(t, db, "alice", 200)
+		for round := range 30 {
+			key := fmt.Sprintf("purge-%d", round)
+			if _, err := s.StoreMessages(ctx, key, []models.HistoryMessage{msg("user", "first"), msg("assistant", "a")}, ""); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var storeErr, purgeErr error
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				_, storeErr = s.StoreMessages(ctx, key, []models.HistoryMessage{msg("user", "racing"), msg("assistant", "b")}, "")
+			}()
+			go func() {
+				defer wg.Done()
+				purgeErr = s.DeleteSession(ctx, key, true)
+			}()
+			wg.Wait()
+			if storeErr != nil || purgeErr != nil && !errors.Is(purgeErr, sessionstore.ErrNotFound) {
+				t.Fatalf("round %d: store %v, purge %v", round, storeErr, purgeErr)
+			}
+		}
+	})
+}

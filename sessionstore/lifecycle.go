@@ -205,6 +205,12 @@ func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool
 		return err
 	}
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The session's write lock first, as a store takes it: a store and a
+		// delete then run one after the other instead of locking each
+		// other's rows in opposite orders (40P01).
+		if err := s.drv.lock(ctx, tx, sid); err != nil {
+			return err
+		}
 		if _, err := s.getSession(ctx, tx, sid); err != nil {
 			// A purge also finishes what a soft delete began: the session
 			// is invisible to every read, but its rows are still there.
