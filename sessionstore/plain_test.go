@@ -24,10 +24,11 @@ func TestPlainLoadReadsWhatItShows(t *testing.T) {
 		long := strings.Repeat("long answer ", 4)
 		var msgs []models.HistoryMessage
 		for _, role := range []models.Role{"user", "assistant", "model", "tool", "function", "system"} {
-			msgs = append(msgs,
-				models.HistoryMessage{Role: role, Content: "short"},
-				models.HistoryMessage{Role: role, Content: long, ToolCallID: "call_" + string(role), ToolName: "search",
-					ToolArguments: []byte(`{"q":"` + string(role) + `"}`)})
+			m := models.HistoryMessage{Role: role, Content: long}
+			if role == models.RoleTool { // a store refuses them elsewhere; the peer's rows below have them there
+				m.ToolCallID, m.ToolName, m.ToolArguments = "call_"+string(role), "search", []byte(`{"q":"`+string(role)+`"}`)
+			}
+			msgs = append(msgs, models.HistoryMessage{Role: role, Content: "short"}, m)
 		}
 		msgs = append(msgs, models.HistoryMessage{Role: "assistant", Content: long, Extra: []models.Field{
 			{Key: "author", Value: []byte(`"planner"`)}, {Key: "usage", Value: []byte(`{"input_tokens":3}`)}},
@@ -37,6 +38,10 @@ func TestPlainLoadReadsWhatItShows(t *testing.T) {
 		if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "A", []dbtest.PeerMessage{
 			{Role: "assistant", Content: long}, {Role: "tool", Content: "r", ToolCallID: "p", ToolName: "t", ToolArguments: map[string]any{"a": 1}},
 			{Role: "user", Content: long},
+			// Tool fields where they do not belong, as the peer may write them.
+			{Role: "user", Content: long, ToolCallID: "call_user", ToolName: "search", ToolArguments: map[string]any{"q": "user"}},
+			{Role: "assistant", Content: long, ToolCallID: "call_assistant", ToolName: "search", ToolArguments: map[string]any{"q": "assistant"}},
+			{Role: "system", Content: "short", ToolCallID: "call_system", ToolName: "search"},
 			// Roles only the peer writes: the empty one (assistant) and any other.
 			{Role: "", Content: "short"}, {Role: "", Content: long, ToolCallID: "call_", ToolName: "search", ToolArguments: map[string]any{"q": ""}},
 			{Role: "critic", Content: "short"}, {Role: "critic", Content: long, ToolCallID: "call_critic", ToolName: "search", ToolArguments: map[string]any{"q": "critic"}},

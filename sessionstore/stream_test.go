@@ -91,7 +91,9 @@ func memoryFlat(t *testing.T, pydantic bool) {
 		small, large = min(small, peak("small", n)), min(large, peak("large", 10*n))
 	}
 	t.Logf("pydantic-ai %v: peak heap above baseline: %d messages %d KiB, %d messages %d KiB (%.2fx)", pydantic, n, small>>10, 10*n, large>>10, float64(large)/float64(max(small, 1)))
-	if large > 2*small+(1<<20) {
+	// Loose enough for a machine busy with other packages' tests (the GC
+	// runs late there), tight enough for a load that collects: 10x.
+	if large > 3*small+(2<<20) {
 		t.Fatalf("20k messages peaked at %d bytes, 2k at %d: memory grows with the session", large, small)
 	}
 }

@@ -115,6 +115,9 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				return err
 			}
 		}
+		if err := checkKept(i, m); err != nil {
+			return err
+		}
 		if m.ToolArguments != nil {
 			if err := checkJSON(i, "tool_arguments", m.ToolArguments, MaxToolArgsBytes); err != nil {
 				return err
@@ -173,6 +176,43 @@ func validateBatch(msgs []models.HistoryMessage) error {
 			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkKept refuses what a store would accept and then drop (SPEC §1:
+// nothing silently changed): the tool fields on a message that is not a
+// tool result, a model on a message that is neither an answer nor a tool
+// result, agent_schema off a tool result, and a message a load cut
+// (_compressed true: its text is the cut one). A loaded message's
+// _entity_key, _original_length and _compressed false describe the load and
+// are accepted, not stored.
+func checkKept(i int, m models.HistoryMessage) error {
+	role := m.Role.Normalize()
+	tool := m.Role == models.RoleTool
+	if !tool {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"tool_call_id", m.ToolCallID != ""}, {"tool_name", m.ToolName != ""}, {"tool_arguments", rawTruthy(m.ToolArguments)}} {
+			if f.set {
+				return fieldErr(i, f.name, "only a tool message keeps it (role %q): it would be dropped", string(m.Role))
+			}
+		}
+	}
+	if m.Compressed {
+		return fieldErr(i, "_compressed", "this message was cut by a load: store its full text (load with compress=false), or leave _compressed out")
+	}
+	for _, f := range m.Extra {
+		if string(f.Value) == "null" || !rawTruthy(f.Value) {
+			continue
+		}
+		switch {
+		case f.Key == "model" && !tool && role != models.RoleAssistant:
+			return fieldErr(i, f.Key, "only an assistant or tool message keeps it (role %q): it would be dropped", string(m.Role))
+		case f.Key == "agent_schema" && !tool:
+			return fieldErr(i, f.Key, "only a tool message keeps it (role %q): it would be dropped", string(m.Role))
 		}
 	}
 	return nil
