@@ -184,13 +184,14 @@ func validateBatch(msgs []models.HistoryMessage) error {
 // checkKept refuses what a store would accept and then drop (SPEC §1:
 // nothing silently changed): the tool fields on a message that is not a
 // tool result, a model on a message that is neither an answer nor a tool
-// result, agent_schema off a tool result, and a message a load cut
-// (_compressed true: its text is the cut one). A loaded message's
-// _entity_key, _original_length and _compressed false describe the load and
-// are accepted, not stored.
+// result, agent_schema off a tool result. (A legacy "function" result is a
+// tool result here; its row keeps its text and role, and the peer's rule
+// keeps tool fields on "tool" rows only.) A loaded message's _entity_key,
+// _original_length and _compressed describe the load and are accepted, not
+// stored.
 func checkKept(i int, m models.HistoryMessage) error {
 	role := m.Role.Normalize()
-	tool := m.Role == models.RoleTool
+	tool := m.Role.IsTool()
 	if !tool {
 		for _, f := range []struct {
 			name string
@@ -200,9 +201,6 @@ func checkKept(i int, m models.HistoryMessage) error {
 				return fieldErr(i, f.name, "only a tool message keeps it (role %q): it would be dropped", string(m.Role))
 			}
 		}
-	}
-	if m.Compressed {
-		return fieldErr(i, "_compressed", "this message was cut by a load: store its full text (load with compress=false), or leave _compressed out")
 	}
 	for _, f := range m.Extra {
 		if string(f.Value) == "null" || !rawTruthy(f.Value) {
