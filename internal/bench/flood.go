@@ -3,17 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -67,12 +62,7 @@ func (e *Env) SearchFlood(ctx context.Context, loaders, flooders int, d time.Dur
 			return r, err
 		}
 	}
-	api, err := httpapi.New(httpapi.Options{Stores: stores, Insecure: true, Registry: prometheus.NewRegistry(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	if err != nil {
-		return r, err
-	}
-	addr, stop, err := listen(api, true)
+	addr, stop, err := serveAPI(stores)
 	if err != nil {
 		return r, err
 	}

@@ -61,12 +61,7 @@ func (e *Env) HTTP(ctx context.Context, clients int, d time.Duration) ([]HTTPRes
 	if err != nil {
 		return nil, err
 	}
-	api, err := httpapi.New(httpapi.Options{Stores: stores, Insecure: true, Registry: prometheus.NewRegistry(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	if err != nil {
-		return nil, err
-	}
-	serveAddr, stopServe, err := listen(api, true)
+	serveAddr, stopServe, err := serveAPI(stores)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +152,18 @@ func (e *Env) HTTP(ctx context.Context, clients int, d time.Duration) ([]HTTPRes
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// serveAPI serves the API on stores as `remstore serve` serves it (its
+// defaults, its connection limits, a request log written to nowhere) on a
+// loopback port, until stop.
+func serveAPI(stores *sessionstore.Stores) (addr string, stop func(), err error) {
+	api, err := httpapi.New(httpapi.Options{Stores: stores, Insecure: true, Registry: prometheus.NewRegistry(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		return "", nil, err
+	}
+	return listen(api, true)
 }
 
 // listen serves h on a loopback port with serve's server settings (and its
