@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,27 +37,84 @@ const (
 // deeply, a batch, or not a JSON-RPC 2.0 message is answered with its
 // JSON-RPC error (-32700, -32600, -32602) and the stream goes on, where the
 // SDK would end the session on it and leave every later call unanswered.
+//
+// At the end of in, every request it held is answered before the stream
+// closes (within DrainTimeout): the SDK ends its session at end of input,
+// and answers still being written were lost.
 func Serve(ctx context.Context, st Store, version string, in io.Reader, out io.Writer) error {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, open: map[string]bool{}}
+	w.drained = sync.NewCond(&w.mu)
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(filter(in, pw, w)) }()
+	go func() {
+		err := filter(in, pw, w)
+		if err == nil {
+			w.drain(DrainTimeout)
+		}
+		pw.CloseWithError(err)
+	}()
 	t := &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: MaxLineBytes + 1}
 	err := New(st, version).Run(ctx, t)
 	_ = pr.Close()
 	return err
 }
 
+// DrainTimeout bounds the wait, at the end of input, for the answers to the
+// requests read.
+const DrainTimeout = 30 * time.Second
+
 // lockedWriter keeps the SDK's messages and the filter's errors whole: each
-// is one Write of a line.
+// is one Write of a line. It also knows the requests handed to the SDK and
+// not yet answered (open, by id), so that the end of input waits for them.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	open    map[string]bool
+	drained *sync.Cond
+}
+
+// envelope is what tells a request from an answer.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
 }
 
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var e envelope
+	if json.Unmarshal(b, &e) == nil && e.Method == nil && len(e.ID) > 0 {
+		delete(l.open, string(e.ID)) // an answer
+		l.drained.Broadcast()
+	}
 	return l.w.Write(b)
+}
+
+// sent notes a line handed to the SDK: a request (an id and a method)
+// awaits its answer.
+func (l *lockedWriter) sent(line []byte) {
+	var e envelope
+	if json.Unmarshal(line, &e) != nil || e.Method == nil || len(e.ID) == 0 || string(e.ID) == "null" {
+		return
+	}
+	l.mu.Lock()
+	l.open[string(e.ID)] = true
+	l.mu.Unlock()
+}
+
+// drain waits until every request handed to the SDK is answered, at most d.
+func (l *lockedWriter) drain(d time.Duration) {
+	timer := time.AfterFunc(d, func() {
+		l.mu.Lock()
+		clear(l.open)
+		l.drained.Broadcast()
+		l.mu.Unlock()
+	})
+	defer timer.Stop()
+	l.mu.Lock()
+	for len(l.open) > 0 {
+		l.drained.Wait()
+	}
+	l.mu.Unlock()
 }
 
 func (l *lockedWriter) Close() error { return nil }
@@ -73,8 +131,13 @@ func filter(in io.Reader, sdk io.Writer, out io.Writer) error {
 				if id != nil || code != codeInvalidParams {
 					reply(out, id, code, msg)
 				}
-			} else if _, werr := sdk.Write(append(line, '\n')); werr != nil {
-				return werr
+			} else {
+				if w, ok := out.(*lockedWriter); ok {
+					w.sent(line)
+				}
+				if _, werr := sdk.Write(append(line, '\n')); werr != nil {
+					return werr
+				}
 			}
 		}
 		if err != nil {

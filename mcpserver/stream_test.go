@@ -195,3 +195,28 @@ func FuzzStreamLine(f *testing.F) {
 		s.until(`"after"`)
 	})
 }
+
+// Every request read before the end of input is answered before Serve
+// returns (issue 43: `printf 'initialize…\ninitialized…\ntools/list…\n' |
+// remstore mcp` printed the tools/list answer in 3 of 5 runs).
+func TestEveryRequestAnsweredAtEOF(t *testing.T) {
+	st, err := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rem_lookup","arguments":{"key":"session-00000000-0000-0000-0000-000000000000-msg-1"}}}` + "\n"
+	for run := range 30 {
+		var out strings.Builder
+		if err := Serve(context.Background(), st, "test", strings.NewReader(in), &out); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		for _, id := range []string{`"id":1`, `"id":2`, `"id":3`} {
+			if !strings.Contains(out.String(), id) {
+				t.Fatalf("run %d: no answer with %s:\n%s", run, id, out.String())
+			}
+		}
+	}
+}
