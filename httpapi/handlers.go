@@ -139,7 +139,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		if err != nil {
 			return reused(in.Locate(err))
 		}
-		writeStored(w, res, len(in.Messages))
+		writeStored(w, st, res, len(in.Messages))
 		return nil
 	default:
 		return badInput("format", "must be dicts or pydantic-ai")
@@ -172,7 +172,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 	if err != nil {
 		return reused(err)
 	}
-	writeStored(w, res, len(msgs))
+	writeStored(w, st, res, len(msgs))
 	return nil
 }
 
@@ -186,13 +186,22 @@ func (e *keyReusedError) Error() string {
 
 func (e *keyReusedError) Unwrap() error { return e.err }
 
+// StorageHeader is "off" on a store answered while storage is switched off
+// (POSTGRES_ENABLED not true): nothing was stored (SPEC §7), and stored is 0.
+const StorageHeader = "X-Remstore-Storage"
+
 // writeStored answers a store of n messages.
-func writeStored(w http.ResponseWriter, res sessionstore.StoreResult, n int) {
+func writeStored(w http.ResponseWriter, st Store, res sessionstore.StoreResult, n int) {
 	keys := res.Keys
 	if keys == nil {
 		keys = []string{}
 	}
-	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), n - res.Existing, keys, res.Last})
+	stored := n - res.Existing
+	if !st.Enabled() {
+		stored = 0
+		w.Header().Set(StorageHeader, "off")
+	}
+	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), stored, keys, res.Last})
 }
 
 // DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.

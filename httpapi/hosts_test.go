@@ -11,6 +11,7 @@ import (
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/internal/signin"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 func TestAllowedHosts(t *testing.T) {
@@ -243,5 +244,24 @@ func TestWrongKeysAreSlowed(t *testing.T) {
 	}
 	if code := send("192.0.2.10:1000", key); code != 200 {
 		t.Fatalf("the right key from another network: %d", code)
+	}
+}
+
+// A store answered while storage is off says so (issue 43): stored 0 and
+// X-Remstore-Storage: off.
+func TestStoreWithStorageOffSaysSo(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewSQLite(t)
+	stores, err := sessionstore.NewStores(db, sessionstore.Options{Disabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newAPI(t, db, Options{Stores: stores})
+	r := httptest.NewRequest("POST", "/v1/sessions/s/messages", strings.NewReader(`[{"role":"user","content":"hi"}]`))
+	r.Header.Set("Authorization", "Bearer "+key)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	if w.Code != 201 || !strings.Contains(w.Body.String(), `"stored":0`) || w.Header().Get(StorageHeader) != "off" {
+		t.Fatalf("%d %s %v", w.Code, w.Body.String(), w.Header())
 	}
 }

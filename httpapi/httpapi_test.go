@@ -28,11 +28,13 @@ const key = "test-key-0123456789"
 
 func newAPI(t *testing.T, db *repository.DB, o Options) *Server {
 	t.Helper()
-	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: 10})
-	if err != nil {
-		t.Fatal(err)
+	if o.Stores == nil {
+		stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Stores = stores
 	}
-	o.Stores = stores
 	if o.APIKeys == nil && !o.Insecure {
 		o.APIKeys = []APIKey{{Key: key}, {Key: "alice-only-0123456789", UserID: "alice"}}
 	}

@@ -13,6 +13,7 @@ import (
 // user; *sessionstore.Store implements it.
 type Store interface {
 	SessionUUID(sessionKey string) (uuid.UUID, error)
+	Enabled() bool
 	StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o sessionstore.StoreOptions) (sessionstore.StoreResult, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error

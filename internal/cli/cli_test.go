@@ -801,3 +801,14 @@ func TestGuardedStoreFromTheShell(t *testing.T) {
 		t.Fatalf("fresh guard: %d %s", r.code, r.stderr)
 	}
 }
+
+// Storing with storage off says so (issue 43): stored 0, the note on
+// stderr; the messages are not stored (SPEC §7).
+func TestStoreWithStorageOffSaysSo(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "off.db"), "REMSTORE_USER_ID": "alice", "POSTGRES_ENABLED": "false"}
+	r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "off")
+	if r.code != 0 || !strings.Contains(r.stdout, `"stored":0`) || !strings.Contains(r.stderr, "storage is off") {
+		t.Fatalf("store with storage off: %d %s %q", r.code, r.stdout, r.stderr)
+	}
+}
