@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -810,5 +811,24 @@ func TestStoreWithStorageOffSaysSo(t *testing.T) {
 	r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "off")
 	if r.code != 0 || !strings.Contains(r.stdout, `"stored":0`) || !strings.Contains(r.stderr, "storage is off") {
 		t.Fatalf("store with storage off: %d %s %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// serve on a port in use is exit 2 naming --addr and how to pick a free one
+// (issue 43: exit 3, read as "storage unavailable", without a hint).
+func TestServeOnABusyPort(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "busy.db"), "REMSTORE_API_KEYS": "busy-key-0123456789abcdef"}
+	if r := run(t, env, "", "migrate", "up"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := run(t, env, "", "serve", "--addr", l.Addr().String())
+	if r.code != 2 || !strings.Contains(r.stderr, "--addr "+l.Addr().String()) || !strings.Contains(r.stderr, "in use") || !strings.Contains(r.stderr, "127.0.0.1:0") {
+		t.Fatalf("serve on a busy port: exit %d, %q", r.code, r.stderr)
 	}
 }

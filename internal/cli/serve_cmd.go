@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -135,6 +136,11 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 				return err
 			}
 			ln, err := net.Listen("tcp", o.addr)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				// The flag's value cannot be used: say which, and how to
+				// pick another (issue 43: exit 3 read as "storage unavailable").
+				return usageErr("--addr %s: the address is in use (another remstore serve?); choose another port, or --addr 127.0.0.1:0 for any free one (serve prints where it listens)", o.addr)
+			}
 			if err != nil {
 				return &exitError{ExitUnavailable, fmt.Errorf("listen %s: %w", o.addr, err)}
 			}
