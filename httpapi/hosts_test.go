@@ -265,3 +265,21 @@ func TestStoreWithStorageOffSaysSo(t *testing.T) {
 		t.Fatalf("%d %s %v", w.Code, w.Body.String(), w.Header())
 	}
 }
+
+// A key sent without "Bearer " is told so, not taken for no key (issue 43).
+func TestKeyWithoutScheme(t *testing.T) {
+	t.Parallel()
+	s := newAPI(t, dbtest.NewSQLite(t), Options{})
+	for auth, want := range map[string]string{key: "the Bearer scheme is missing", "": "missing API key", "Bearer nope-0123456789abcdef": "REMSTORE_API_KEYS"} {
+		r := httptest.NewRequest("GET", "/v1/sessions", nil)
+		r.RemoteAddr = "192.0.2.77:1"
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 401 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("Authorization %q: %d %s, want 401 with %q", auth, w.Code, w.Body.String(), want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func TestRoutes(t *testing.T) {
 		{call{method: "GET", path: "/healthz", auth: "-"}, 200, `"ok"`},
 		{call{method: "GET", path: "/readyz", auth: "-"}, 200, `"ready"`},
 		{call{method: "GET", path: "/v1/sessions", auth: "-"}, 401, `"unauthorized"`},
-		{call{method: "GET", path: "/v1/sessions", auth: "wrong-key-0123456789"}, 401, `"unknown API key"`},
+		{call{method: "GET", path: "/v1/sessions", auth: "wrong-key-0123456789"}, 401, `unknown API key (the server takes its keys from REMSTORE_API_KEYS`},
 		{call{method: "GET", path: "/v1/sessions", auth: "alice-only-0123456789", user: "bob"}, 403, `"forbidden"`},
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"hi"},{"role":"assistant","content":"` + long + `"}]`}, 201, `"stored":2`},
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `{"messages":[{"role":"user","content":"again"}]}`}, 201, `"stored":1`},

@@ -506,6 +506,12 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		tok, ok := bearer(r.Header.Get("Authorization"))
+		if h := strings.TrimSpace(r.Header.Get("Authorization")); h != "" && !ok && !s.o.Insecure {
+			// A key without its scheme is not "no key" (issue 43).
+			w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", `the Authorization header must be "Bearer <key>": the Bearer scheme is missing`, "Authorization")
+			return
+		}
 		client := clientOf(r)
 		if wait := s.guesses.Wait(client); wait > 0 {
 			// Refused without checking the key: guessing gets no answer.
@@ -546,7 +552,7 @@ func (e *authError) Error() string { return e.msg }
 func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *authError) {
 	if !s.o.Insecure {
 		if !hasTok {
-			return "", &authError{http.StatusUnauthorized, "unauthorized", "missing bearer API key", "Authorization"}
+			return "", &authError{http.StatusUnauthorized, "unauthorized", `missing API key: send "Authorization: Bearer <key>" (the clients read theirs from REMSTORE_API_KEY)`, "Authorization"}
 		}
 		sum := sha256.Sum256([]byte(tok))
 		match := -1
@@ -556,7 +562,7 @@ func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *aut
 			}
 		}
 		if match < 0 {
-			return "", &authError{http.StatusUnauthorized, "unauthorized", "unknown API key", "Authorization"}
+			return "", &authError{http.StatusUnauthorized, "unauthorized", "unknown API key (the server takes its keys from REMSTORE_API_KEYS or --api-keys-file; the clients send theirs from REMSTORE_API_KEY)", "Authorization"}
 		}
 		if bound := s.keys[match].userID; bound != "" {
 			if user != "" && user != bound {
