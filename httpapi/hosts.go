@@ -74,6 +74,15 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 				"this server does not answer to the host name in the request (add it with --allowed-host)", "Host")
 			return
 		}
+		// The public name a trusted proxy passes on is the name the browser
+		// asked for: a rebound name arrives there, not in Host (issue 42,
+		// low: behind the documented nginx setup it passed).
+		if ph := s.publicHost(r); ph != r.Host && len(s.o.AllowedHosts) > 0 && !s.hostAllowed(ph) {
+			s.o.Logger.Warn("refused forwarded host", "host", ph, "client", clientOf(r), "path", r.URL.Path)
+			writeError(w, http.StatusMisdirectedRequest, "host_not_allowed",
+				"this server does not answer to the host name the proxy passed on (add it with --allowed-host)", "X-Forwarded-Host")
+			return
+		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:

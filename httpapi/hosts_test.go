@@ -96,15 +96,21 @@ func TestDNSRebindingAndCrossSiteRefused(t *testing.T) {
 func TestCrossSiteCheckBehindAProxy(t *testing.T) {
 	t.Parallel()
 	proxies, _ := ParseTrustedProxies([]string{"loopback"})
-	s := newAPI(t, dbtest.NewSQLite(t), Options{Insecure: true, TrustedProxies: proxies, AllowedHosts: AllowedHosts("127.0.0.1:8088", nil)})
+	s := newAPI(t, dbtest.NewSQLite(t), Options{Insecure: true, TrustedProxies: proxies, AllowedHosts: AllowedHosts("127.0.0.1:8088", []string{"remstore.example.com"})})
 	for _, c := range []struct {
-		remote string
-		want   int
-	}{{"127.0.0.1:5000", http.StatusCreated}, {"192.0.2.1:5000", http.StatusForbidden}} {
+		remote, name string
+		want         int
+	}{{"127.0.0.1:5000", "remstore.example.com", http.StatusCreated},
+		// Not from the proxy: its X-Forwarded-Host is not believed, so it
+		// neither names the public host nor is checked as one.
+		{"192.0.2.1:5000", "rebind.attacker.example", http.StatusForbidden},
+		// A page whose name was rebound to the proxy's address: its name
+		// arrives in X-Forwarded-Host, and is not this server's.
+		{"127.0.0.1:5000", "rebind.attacker.example", http.StatusMisdirectedRequest}} {
 		r := httptest.NewRequest("POST", "/v1/sessions/p/messages", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
 		r.RemoteAddr, r.Host = c.remote, "127.0.0.1:8088"
-		r.Header.Set("Origin", "https://remstore.example.com")
-		r.Header.Set("X-Forwarded-Host", "remstore.example.com")
+		r.Header.Set("Origin", "https://"+c.name)
+		r.Header.Set("X-Forwarded-Host", c.name)
 		r.Header.Set("X-User-Id", "alice")
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, r)
