@@ -176,12 +176,14 @@ class Settings:
 
 # How safe a call is to send again (fixtures/client/retry_policy.json, which
 # the Go client follows too). "resend": the same request twice has the
-# effect of one (reads, clearing), so it is retried on 503 and on any
+# effect of one (reads), so it is retried on 503 and on any
 # connection error, max_retries times. "durable": a store, which always
 # carries an Idempotency-Key: as resend, but for store_window seconds from
 # its first try, so a restart of the server does not lose a paid model run.
-# "unsent": it would act twice (pop, fork, cancel, delete, clear, update), so it is retried only
-# when it surely never reached the server (connecting failed).
+# "unsent": it would act twice (pop, fork, cancel, delete; a clear or an
+# update sent again after it committed would remove what was stored since,
+# or meet its own change), so it is retried only when it surely never
+# reached the server (connecting failed).
 Safety = Literal["resend", "unsent", "durable"]
 
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
