@@ -181,9 +181,7 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 			return err
 		}
 		r.Tail = tail.String
-		if last.Valid {
-			r.Last = last.UUID.String()
-		}
+		r.Last = last.UUID // uuid.Nil when the session holds no live row
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.Model, r.Reasoning = model.String, compactRaw(reasoning)
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)

@@ -147,7 +147,7 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		r.Model, r.Reasoning = deref(model), compactRaw(reasoning)
 		r.Tail, r.Length = deref(tail), int(length)
 		if last != nil {
-			r.Last = uuid.UUID(*last).String()
+			r.Last = *last
 		}
 		r.ID, r.Role = uuid.UUID(id), models.Role(role)
 		r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)

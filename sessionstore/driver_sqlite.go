@@ -175,13 +175,10 @@ func lastLive(ctx context.Context, tx bun.IDB, sid uuid.UUID, tenant string) (st
 	var id uuid.UUID
 	err := tx.NewRaw(`SELECT id FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL
 		ORDER BY created_at DESC, id DESC LIMIT 1`, sid, tenant).Scan(ctx, &id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Empty, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", err
 	}
-	return id.String(), nil
+	return lastName(id), nil // uuid.Nil without a row: Empty
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as

@@ -2,7 +2,6 @@ package sessionstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -44,8 +43,8 @@ type storedRow struct {
 	CompactsBefore int             // metadata.compacts_before
 	CreatedAt      time.Time
 	Deleted        bool
-	Plain          bool   // the load needs no plan (rowsArgs.unplanned); always true otherwise
-	Last           string // the session's last live row of the tenant ("": none), the same in every row
+	Plain          bool      // the load needs no plan (rowsArgs.unplanned); always true otherwise
+	Last           uuid.UUID // the session's last live row of the tenant (uuid.Nil: none), the same in every row
 }
 
 // compactionStart returns, for the last live compaction summary, its row
@@ -267,10 +266,10 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		return nil
 	}
 	started := false
-	var last string // of the statement whose rows reach fn
+	var last uuid.UUID // of the statement whose rows reach fn; spelled once, for OnLast
 	emit := func(m models.HistoryMessage) error {
 		if !started && o.OnLast != nil {
-			o.OnLast(last)
+			o.OnLast(lastName(last))
 		}
 		started = true
 		return fn(m)
@@ -295,9 +294,17 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		return fmt.Errorf("load session %s: %w", sid, err)
 	}
 	if !started && o.OnLast != nil {
-		o.OnLast(cmp.Or(last, Empty))
+		o.OnLast(lastName(last))
 	}
 	return nil
+}
+
+// lastName is how a guard names the last live message: its id, or Empty.
+func lastName(id uuid.UUID) string {
+	if id == uuid.Nil {
+		return Empty
+	}
+	return id.String()
 }
 
 // window is LoadOptions.LastN, one rule for both ways a load reads: it
@@ -426,7 +433,7 @@ func init() {
 // leaves shown. Positional keys count live rows from the start, so a session
 // with rows the peer wrote streams from position 0 (skipping what the
 // summary covers); one only remstore wrote starts where the summary says.
-func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *string, fn func(models.HistoryMessage) error) error {
+func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *uuid.UUID, fn func(models.HistoryMessage) error) error {
 	emit := func(r storedRow, live int) error {
 		m, ok, err := historyOf(r, live, sid, s.comp, p.taken, o)
 		if err != nil || !ok {
@@ -437,7 +444,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	if p.summary >= 0 {
 		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
 			func(r storedRow) error {
-				*last = cmp.Or(r.Last, Empty)
+				*last = r.Last
 				return emit(r, -1)
 			})
 		if err != nil {
@@ -459,7 +466,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 			return errPlanNeeded
 		}
 		if p.summary < 0 {
-			*last = cmp.Or(r.Last, Empty)
+			*last = r.Last
 		}
 		defer func() { pos++ }()
 		if r.Deleted {
