@@ -124,7 +124,7 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 		{"a resend with another text is a retry", "''same'', m.role IS NOT DISTINCT FROM r.v->>''role'' AND m.content IS NOT DISTINCT FROM r.v->>''content''", "''same'', true"},
 		{"a resend undeletes the session", "IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN", "IF false THEN"},
 		{"a guard counts removed messages", "m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "m.tenant_id = p_tenant\n\t\t\tORDER BY"},
-		{"a resend is refused by its own guard", "(v_existing IS NULL OR jsonb_array_length(v_existing) < jsonb_array_length(p_rows))", "true"},
+		{"a resend is refused by its own guard", "IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN", "IF p_expect IS NULL AND v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN"},
 		{"a guard reads another tenant's rows", "WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "WHERE m.session_id = p_session AND m.deleted_at IS NULL\n\t\t\tORDER BY"},
 	} {
 		t.Run(m.name, func(t *testing.T) {

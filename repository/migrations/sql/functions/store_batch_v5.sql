@@ -83,26 +83,23 @@ BEGIN
 			RETURN;
 		END IF;
 	END IF;
-	-- The guard, before anything is written: the tenant's last live message.
-	IF p_expect IS NOT NULL AND (v_existing IS NULL OR jsonb_array_length(v_existing) < jsonb_array_length(p_rows)) THEN
+	-- A guarded call reads the tenant's last live message once, before
+	-- anything is written: the guard compares it, a retry answers it.
+	IF p_expect IS NOT NULL THEN
 		SELECT COALESCE((SELECT m.id::text FROM messages m
 			WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL
 			ORDER BY m.created_at DESC, m.id DESC LIMIT 1), 'empty') INTO v_now_last;
-		IF v_now_last <> p_expect THEN
-			RETURN QUERY SELECT 'moved'::text, NULL::bigint, v_existing, NULL::text[], v_now_last;
-			RETURN;
-		END IF;
 	END IF;
 	-- A resend stored whole already: answered from what it stored, the
-	-- session untouched.
+	-- session untouched, its guard not checked (its own first attempt moved
+	-- the session).
 	IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN
 		SELECT COALESCE(s.status, 'active') INTO v_status FROM sessions s WHERE s.id = p_session;
-		IF p_expect IS NOT NULL THEN
-			SELECT COALESCE((SELECT m.id::text FROM messages m
-				WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL
-				ORDER BY m.created_at DESC, m.id DESC LIMIT 1), 'empty') INTO v_now_last;
-		END IF;
 		RETURN QUERY SELECT v_status, NULL::bigint, v_existing, '{}'::text[], v_now_last;
+		RETURN;
+	END IF;
+	IF v_now_last <> p_expect THEN -- the guard: the session moved on
+		RETURN QUERY SELECT 'moved'::text, NULL::bigint, v_existing, NULL::text[], v_now_last;
 		RETURN;
 	END IF;
 	-- The common path is this one statement: create the session, or touch
