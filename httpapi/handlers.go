@@ -505,17 +505,18 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) er
 	}
 	// The messages stream as the rows arrive, as a load's do: a session of
 	// 200,000 messages costs this request what one of 2,000 does.
-	head, err := json.Marshal(info)
+	sess, err := json.Marshal(info)
 	if err != nil {
 		return err
 	}
+	head := append(append([]byte(`{"session":`), sess...), `,"messages":`...)
 	w.Header().Set("Content-Type", "application/json")
 	enc := models.NewHistoryEncoder(w)
 	started := false
 	err = st.LoadEach(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{NoCompress: !compress}, func(m models.HistoryMessage) error {
 		if !started {
 			started = true
-			if _, err := w.Write(append(append([]byte(`{"session":`), head...), `,"messages":`...)); err != nil {
+			if _, err := w.Write(head); err != nil {
 				return err
 			}
 		}
@@ -529,7 +530,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) er
 		return err
 	}
 	if !started {
-		_, err := w.Write(append(append([]byte(`{"session":`), head...), `,"messages":[]}`+"\n"...))
+		_, err := w.Write(append(head, "[]}\n"...))
 		return err
 	}
 	if err := enc.Close(); err != nil {
