@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/version"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
@@ -86,7 +87,7 @@ func TestRoutes(t *testing.T) {
 		code int
 		want string
 	}{
-		{call{method: "GET", path: "/healthz", auth: "-"}, 200, `"ok"`},
+		{call{method: "GET", path: "/healthz", auth: "-"}, 200, `"version":"` + version.String() + `"`},
 		{call{method: "GET", path: "/readyz", auth: "-"}, 200, `"ready"`},
 		{call{method: "GET", path: "/v1/sessions", auth: "-"}, 401, `"unauthorized"`},
 		{call{method: "GET", path: "/v1/sessions", auth: "wrong-key-0123456789"}, 401, `unknown API key (the server takes its keys from REMSTORE_API_KEYS`},

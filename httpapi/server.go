@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/remstore/remstore/internal/signin"
+	"github.com/remstore/remstore/internal/version"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/viewer"
@@ -280,7 +281,7 @@ func (s *Server) routes() {
 		"DELETE /v1/sessions/{id}/messages/last": s.withStore(s.popMessage),
 		"DELETE /v1/sessions/{id}/messages":      s.withStore(s.clearMessages),
 		"GET /healthz": func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": version.String()})
 		},
 		"GET /readyz":  s.readyz,
 		"GET /metrics": promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{}).ServeHTTP,

@@ -14,13 +14,14 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/remstore/remstore/internal/version"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
-var Version = "0.1.0-dev"
+// Version is this build's version (internal/version says how it is decided).
+var Version = version.String()
 
 // Exit codes.
 const (

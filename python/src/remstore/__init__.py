@@ -7,7 +7,7 @@ from ._client import AsyncClient, Client
 from ._errors import (BadRequest, Conflict, ConnectionFailed, Forbidden, NotFound, PayloadTooLarge, RemstoreError,
                       ServerError, SessionMoved, TooManyRequests, Unauthorized, Unavailable)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AsyncClient", "Client", "SearchHit", "Session", "SessionPage", "SessionWithMessages", "StoreResult",

@@ -1,0 +1,60 @@
+package version
+
+import (
+	"os"
+	"regexp"
+	"runtime/debug"
+	"testing"
+)
+
+func TestDescribe(t *testing.T) {
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, c := range []struct {
+		name, linked string
+		info         *debug.BuildInfo
+		want         string
+	}{
+		{"release build", "v0.3.1", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.3.1"},
+		{"go install @tag", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}, "0.2.0"},
+		{"go install @commit", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.1-0.20261126020000-abcdefabcdef"}}, "0.2.1-0.20261126020000-abcdefabcdef"},
+		{"checkout, clean", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "false")}, Release + "-devel+0123456789ab"},
+		{"checkout, edited", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "true")}, Release + "-devel+0123456789ab.dirty"},
+		{"no vcs stamp", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel"},
+		{"no build info", "", nil, Release + "-devel"},
+	} {
+		if got := describe(c.linked, c.info); got != c.want {
+			t.Errorf("%s: describe = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The release being prepared is said three times for three audiences: the
+// changelog's first heading, the Go constant, the Python package. They agree.
+func TestReleaseAgrees(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		path string
+		re   *regexp.Regexp
+	}{
+		{"../../CHANGELOG.md", regexp.MustCompile(`(?m)^## \[?([0-9][^\] ]*)`)},
+		{"../../python/pyproject.toml", regexp.MustCompile(`(?m)^version = "([^"]+)"`)},
+		{"../../python/src/remstore/__init__.py", regexp.MustCompile(`(?m)^__version__ = "([^"]+)"`)},
+	} {
+		m := c.re.FindStringSubmatch(read(c.path))
+		if m == nil {
+			t.Errorf("%s: no version found", c.path)
+			continue
+		}
+		if m[1] != Release {
+			t.Errorf("%s says %s, internal/version.Release says %s", c.path, m[1], Release)
+		}
+	}
+}
