@@ -356,8 +356,12 @@ func TestTenancyHTTP(t *testing.T) {
 			t.Errorf("bob %s %s: %d %s", c.method, c.path, code, body)
 		}
 	}
-	if code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages", user: "bob"}); code != 200 || strings.TrimSpace(body) != "[]" {
-		t.Errorf("bob loads alice's session: %d %s", code, body)
+	if code, body, h := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages", user: "bob"}); code != 200 || strings.TrimSpace(body) != "[]" || h.Get(UserHeader) != "bob" {
+		t.Errorf("bob loads alice's session: %d %s (%s: %q)", code, body, UserHeader, h.Get(UserHeader))
+	}
+	// No X-User-Id with an unbound key: the answer says whose store it used.
+	if code, _, h := do(t, api, call{method: "GET", path: "/v1/sessions/" + id + "/messages"}); code != 200 || h.Get(UserHeader) != DefaultUserID {
+		t.Errorf("a load without X-User-Id: %d, %s: %q", code, UserHeader, h.Get(UserHeader))
 	}
 	code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + id, user: "alice"})
 	if code != 200 || !strings.Contains(body, `"status":"active"`) || strings.Contains(body, "bob") {

@@ -53,6 +53,7 @@ const (
 	DefaultMaxSearches   = 4
 	DefaultSearchTimeout = 5 * time.Second
 	DefaultUserID        = "anonymous"
+	UserHeader           = "X-Remstore-User" // the user a request acted for
 	DefaultTenantID      = "default"
 )
 
@@ -533,6 +534,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		infoOf(r).user = user // for the handlers and the request log line
+		// Said on every answer: a caller that forgot X-User-Id sees that it
+		// acted as "anonymous" (issue 43), not only an empty list later.
+		w.Header().Set(UserHeader, user)
 		next.ServeHTTP(w, r)
 	})
 }

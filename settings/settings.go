@@ -3,6 +3,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
+
+	"github.com/remstore/remstore/models"
 )
 
 // Setting names. Each is an environment variable (and .env key); Flags uses
@@ -29,6 +32,9 @@ const (
 	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"    // PostgreSQL connect timeout (Go duration)
 	KeyStatementTimeout = "REMSTORE_STATEMENT_TIMEOUT"  // PostgreSQL statement_timeout (Go duration, 0 = none)
 	KeyAPIKeys          = "REMSTORE_API_KEYS"           // serve: comma-separated bearer keys, "key=user" binds one
+	KeyAddr             = "REMSTORE_ADDR"               // serve: listen address
+	KeyURL              = "REMSTORE_URL"                // clients: the server's base URL
+	KeyAPIKey           = "REMSTORE_API_KEY"            // clients: the one bearer key they send
 )
 
 // Defaults.
@@ -36,7 +42,8 @@ const (
 	DefaultUserID         = "anonymous" // what the peer's API uses without a user
 	DefaultTruncateLength = 200
 	DefaultLogLevel       = "warn"
-	MaxTruncateLength     = 1_000_000 // compressor.MaxTruncateLength
+	DefaultAddr           = "127.0.0.1:8088" // serve's listen address; clients' URL is http:// + this
+	MaxTruncateLength     = 1_000_000        // compressor.MaxTruncateLength
 )
 
 // Config is every setting remstore reads, resolved.
@@ -67,6 +74,11 @@ type Config struct {
 	// APIKeys is REMSTORE_API_KEYS as given (serve parses it). Secret:
 	// `remstore env` masks it.
 	APIKeys string
+	// Addr is where serve listens. Default DefaultAddr; port 0 picks a free one.
+	Addr string
+	// URL is the server clients talk to (remstore health). Default: the
+	// loopback form of Addr.
+	URL string
 
 	// Sources says where each value came from: "flag", "env", ".env
 	// (<path>)" or "default", keyed by setting name.
@@ -171,6 +183,8 @@ func Load(opts Options) (Config, error) {
 	}
 	cfg.TruncateLength = n
 	cfg.APIKeys = str(KeyAPIKeys, "")
+	cfg.Addr = str(KeyAddr, DefaultAddr)
+	cfg.URL = str(KeyURL, LocalURL(cfg.Addr))
 	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
 	cfg.AuditDir = str(KeyAuditDir, DefaultAuditDir())
 	cfg.LogLevel = strings.ToLower(str(KeyLogLevel, DefaultLogLevel))
@@ -186,7 +200,30 @@ func Load(opts Options) (Config, error) {
 		}
 		*dst = d
 	}
+	// A .env is remstore's own file: a REMSTORE_ name it does not know is
+	// a typo or a setting from another version, and would be ignored in
+	// silence (issue 43: REMSTORE_ADDR was). The process environment is
+	// shared with other programs, so only the file is checked.
+	for key := range dotenv {
+		if strings.HasPrefix(key, "REMSTORE_") && !known(key) {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s sets %s, which remstore does not read%s",
+				cfg.DotEnvPath, key, models.DidYouMean(key, names())))
+		}
+	}
 	return cfg, nil
+}
+
+// LocalURL is the URL a client on the same machine reaches addr by: an
+// unspecified host (":8088", "0.0.0.0:8088") is reached on loopback.
+func LocalURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Validate checks every value and returns one error naming each bad setting.

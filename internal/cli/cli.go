@@ -195,6 +195,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 
 	root.AddCommand(
 		newEnvCmd(e),
+		newHealthCmd(e),
 		newCompressCmd(e),
 		newStoreCmd(e),
 		newLoadCmd(e),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -830,5 +831,75 @@ func TestServeOnABusyPort(t *testing.T) {
 	r := run(t, env, "", "serve", "--addr", l.Addr().String())
 	if r.code != 2 || !strings.Contains(r.stderr, "--addr "+l.Addr().String()) || !strings.Contains(r.stderr, "in use") || !strings.Contains(r.stderr, "127.0.0.1:0") {
 		t.Fatalf("serve on a busy port: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// No fixed port (issue 43): REMSTORE_ADDR from a .env is the listen address
+// (it was ignored without a word), port 0 picks a free one, --url-file tells
+// a script where, and `remstore health` finds the server by that URL.
+func TestServeAnyPortURLFileAndHealth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("REMSTORE_ADDR=127.0.0.1:0\nREMSTORE_ADRR=typo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	urlFile := filepath.Join(dir, "remstore.url")
+	env := map[string]string{"REMSTORE_DB": filepath.Join(dir, "port.db"), "REMSTORE_API_KEYS": "port-key-0123456789abcdef"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.RunWith(ctx, cli.Options{Getenv: getenv, Dir: dir}, []string{"serve", "--url-file", urlFile}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var url string
+	for i := 0; i < 200 && url == ""; i++ {
+		b, _ := os.ReadFile(urlFile)
+		url = strings.TrimSpace(string(b))
+		time.Sleep(25 * time.Millisecond)
+	}
+	if url == "" || strings.HasSuffix(url, ":8088") || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("url file: %q; stderr %s", url, errb.String())
+	}
+	if !strings.Contains(errb.String(), "listening on "+url) {
+		t.Errorf("stderr does not say where it listens: %s", errb.String())
+	}
+	if !strings.Contains(errb.String(), `REMSTORE_ADRR, which remstore does not read; did you mean \"REMSTORE_ADDR\"?`) {
+		t.Errorf("an unknown REMSTORE_ key in .env is not warned about: %s", errb.String())
+	}
+	r := run(t, map[string]string{"REMSTORE_URL": url}, "", "health")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ok "+url+" ") {
+		t.Errorf("health via REMSTORE_URL: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(urlFile); !os.IsNotExist(err) {
+		t.Errorf("the url file outlives the server: %v", err)
+	}
+	// Nothing listens there now: exit 3, naming the URL and where it came from.
+	r = run(t, map[string]string{"REMSTORE_URL": url}, "", "health", "--timeout", "2s")
+	if r.code != 3 || !strings.Contains(r.stderr, url) || !strings.Contains(r.stderr, "REMSTORE_URL (from env)") {
+		t.Errorf("health of a stopped server: %d %q", r.code, r.stderr)
+	}
+	if r := run(t, nil, "", "health", "--url", "localhost:8088"); r.code != 2 || !strings.Contains(r.stderr, "--url") {
+		t.Errorf("health with a URL without scheme: %d %q", r.code, r.stderr)
+	}
+}
+
+// A command acting for no named user says which tenant it used (issue 43:
+// a store went to "anonymous" in silence and the same person's later load
+// with --user-id found nothing).
+func TestDefaultUserIsSaid(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "anon.db")
+	r := run(t, map[string]string{"REMSTORE_DB": db}, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "s")
+	if r.code != 0 || !strings.Contains(r.stderr, `acting as user "anonymous" (no --user-id or REMSTORE_USER_ID)`) {
+		t.Fatalf("store without a user: %d %q", r.code, r.stderr)
+	}
+	r = run(t, map[string]string{"REMSTORE_DB": db, "REMSTORE_USER_ID": "alice"}, "", "load", "--session-id", "s")
+	if r.code != 0 || strings.Contains(r.stderr, "acting as") {
+		t.Fatalf("load as a named user: %d %q", r.code, r.stderr)
 	}
 }

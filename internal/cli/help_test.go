@@ -11,7 +11,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/help/*.txt")
 
-var commands = []string{"", "demo", "env", "compress", "store", "load", "lookup", "convert", "audit", "audit show",
+var commands = []string{"", "demo", "env", "health", "compress", "store", "load", "lookup", "convert", "audit", "audit show",
 	"export", "import", "migrate", "completion", "sessions", "sessions list", "sessions get", "sessions status",
 	"sessions update", "sessions delete", "sessions expire", "sessions fork", "sessions compact", "sessions usage", "serve", "search", "mcp", "bench",
 	"citus", "citus distribute", "citus undistribute", "citus status"}

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 func newServeCmd(e *env) *cobra.Command {
 	var o struct {
 		addr, keysFile    string
+		urlFile           string
 		insecure, ui      bool
 		maxBody           int64
 		timeout, shutdown time.Duration
@@ -66,19 +69,24 @@ Host names: on a loopback --addr only localhost, 127.0.0.1 and ::1 are answered
 address; --allowed-host adds names (the public name behind a proxy). POST,
 PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 		Example: "  REMSTORE_API_KEYS=$(openssl rand -hex 16) remstore serve --addr 127.0.0.1:8088\n" +
+			"  remstore serve --insecure-no-auth --addr 127.0.0.1:0 --url-file /tmp/remstore.url &   # any free port\n" +
 			"  remstore serve --insecure-no-auth\n" +
 			"  remstore serve --ui --insecure-no-auth   # then open http://127.0.0.1:8088/ui/\n" +
 			"  remstore serve --addr :8443 --tls-cert cert.pem --tls-key key.pem --api-keys-file keys.txt\n" +
 			"  remstore serve --addr 127.0.0.1:8088 --trusted-proxy loopback --api-keys-file keys.txt   # behind nginx/caddy",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			addrName := "--addr"
+			if !cmd.Flags().Changed("addr") {
+				o.addr, addrName = e.cfg.Addr, e.cfg.Origin(settings.KeyAddr)
+			}
 			host, port, err := net.SplitHostPort(o.addr)
 			if err != nil {
-				return usageErr("--addr: %v", err)
+				return usageErr("%s: %v", addrName, err)
 			}
 			if _, err := net.LookupPort("tcp", port); err != nil {
 				// Checked before the database: a typo is a usage error.
-				return usageErr("--addr %q: port %q is not a number from 0 to 65535", o.addr, port)
+				return usageErr("%s %q: port %q is not a number from 0 to 65535", addrName, o.addr, port)
 			}
 			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
@@ -139,10 +147,10 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 			if errors.Is(err, syscall.EADDRINUSE) {
 				// The flag's value cannot be used: say which, and how to
 				// pick another (issue 43: exit 3 read as "storage unavailable").
-				return usageErr("--addr %s: the address is in use (another remstore serve?); choose another port, or --addr 127.0.0.1:0 for any free one (serve prints where it listens)", o.addr)
+				return usageErr("%s %s: the address is in use (another remstore serve?); choose another port, or --addr 127.0.0.1:0 for any free one (serve prints where it listens)", addrName, o.addr)
 			}
 			if err != nil {
-				return &exitError{ExitUnavailable, fmt.Errorf("listen %s: %w", o.addr, err)}
+				return &exitError{ExitUnavailable, fmt.Errorf("listen on %s %s: %w", addrName, o.addr, err)}
 			}
 			maxConns := min(o.maxConns, descriptorBudget())
 			ln = httpapi.LimitListener(ln, maxConns, o.perConn)
@@ -154,6 +162,16 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 				ln = tls.NewListener(ln, tlsConf)
 			}
 			fmt.Fprintf(e.stderr, "remstore: listening on %s://%s\n", scheme, ln.Addr())
+			if o.urlFile != "" {
+				// Written once the socket accepts: a script that waits for the
+				// file can talk to the server at once, on whatever port it got.
+				u := strings.Replace(settings.LocalURL(ln.Addr().String()), "http://", scheme+"://", 1)
+				if err := writeFileAtomic(o.urlFile, []byte(u+"\n")); err != nil {
+					_ = ln.Close()
+					return usageErr("--url-file: %v", err)
+				}
+				defer os.Remove(o.urlFile)
+			}
 			if o.ui {
 				fmt.Fprintf(e.stderr, "remstore: viewer at %s://%s/ui/\n", scheme, ln.Addr())
 			}
@@ -177,7 +195,8 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", "127.0.0.1:8088", "listen address")
+	f.StringVar(&o.addr, "addr", "", "listen address; port 0 picks a free one (env REMSTORE_ADDR, default "+settings.DefaultAddr+")")
+	f.StringVar(&o.urlFile, "url-file", "", "once listening, write the server's URL to this file (removed on exit): for scripts, with port 0")
 	f.StringVar(&o.keysFile, "api-keys-file", "", "file with API keys (one per line or comma-separated)")
 	f.BoolVar(&o.insecure, "insecure-no-auth", false, "no API key check (loopback only)")
 	f.BoolVar(&o.ui, "ui", false, "serve the read-only session and audit viewer at /ui/")
@@ -224,4 +243,22 @@ JSON-RPC error (-32700, -32600, -32602) and the stream goes on.`,
 			return nil
 		},
 	}
+}
+
+// writeFileAtomic writes b to path through a temporary file beside it, so a
+// reader never sees half a URL.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -83,6 +83,12 @@ func (e *env) openStore(write bool) (*sessionstore.Store, *repository.DB, error)
 		_ = db.Close()
 		return nil, nil, usageErr("%v", err)
 	}
+	if e.cfg.Sources[settings.KeyUserID] == "default" {
+		// The default is the Python service's, kept for interop; said each
+		// time so a later load as a named user finding nothing is no
+		// mystery (issue 43).
+		fmt.Fprintf(e.stderr, "remstore: acting as user %q (no --user-id or %s)\n", e.cfg.UserID, settings.KeyUserID)
+	}
 	return s, db, nil
 }
 

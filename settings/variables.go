@@ -1,0 +1,53 @@
+package settings
+
+// Variable is one setting as a user meets it: the environment variable (also
+// a .env key), who reads it, its default and what it does. The reference page
+// docs/reference.md is generated from Variables (TestReferenceIsCurrent).
+type Variable struct {
+	Name, ReadBy, Default, Meaning string
+}
+
+// Variables lists every variable remstore reads, in the order the reference
+// shows them. A new Key constant without a line here fails TestEveryKeyListed.
+func Variables() []Variable {
+	return []Variable{
+		{KeyDB, "every command", "`remstore.db` in the user's data directory (`remstore env` prints it)",
+			"The database: a `postgres://` URL, a keyword DSN (`host=... dbname=...`) or the path of an SQLite file. Flag `--db`."},
+		{KeyPostgresURL, "every command", "unset",
+			"The Python service's name for the PostgreSQL URL; used when `REMSTORE_DB` is not set."},
+		{KeyPostgresEnabled, "every command", "`true`",
+			"Storage switch shared with the Python service: anything but `true` (any case) turns storage off (stores write nothing and say so, loads are empty); a value that is neither true nor false is warned about."},
+		{KeyUserID, "every command", "`" + DefaultUserID + "` (a note on stderr says so)",
+			"The user a command acts for, written as `tenant_id`. Flag `--user-id`."},
+		{KeyTruncateLength, "every command", "`200`",
+			"T: assistant answers longer than 2T characters load as their first and last T around a `REM LOOKUP` hint. Flag `--truncate-length`."},
+		{KeyLogLevel, "every command", "`warn` (`info` for `serve`)", "`debug`, `info`, `warn` or `error`. Flag `--log-level`."},
+		{KeyConnectTimeout, "every command", "`10s`", "How long connecting to PostgreSQL may take (a Go duration)."},
+		{KeyStatementTimeout, "every command", "`0s` (none)", "PostgreSQL `statement_timeout` for remstore's connections."},
+		{KeyAuditSession, "store, load, serve", "unset",
+			"Set and not empty: every load for an agent call also writes an audit dump of what the model saw."},
+		{KeyAuditDir, "store, load, serve", "a private directory in the user's state directory", "Where audit dumps go."},
+		{KeyAPIKeys, "serve", "unset (serve refuses to start without keys unless `--insecure-no-auth` on loopback)",
+			"Comma-separated bearer keys; `key=alice` binds a key to one user. Also `--api-keys-file`."},
+		{KeyAddr, "serve", "`" + DefaultAddr + "`", "Listen address; port 0 picks a free port (`--url-file` says which). Flag `--addr`."},
+		{KeyURL, "health, the Go and Python clients", "`http://` + `REMSTORE_ADDR` (loopback for `0.0.0.0`)", "The server's base URL."},
+		{KeyAPIKey, "the Go and Python clients", "unset", "The one bearer key a client sends (the server's list is `REMSTORE_API_KEYS`)."},
+	}
+}
+
+func names() []string {
+	var out []string
+	for _, v := range Variables() {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+func known(key string) bool {
+	for _, v := range Variables() {
+		if v.Name == key {
+			return true
+		}
+	}
+	return false
+}
