@@ -41,13 +41,13 @@ configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
 pgx. --json writes the figures; --svg draws lookup latency against table size.
 
---peer DIR puts the Python peer's own session store (its code in DIR) beside
+--peer DIR puts the Python service's own session store (its code in DIR) beside
 the workloads it has, on the same database, alternating run by run: store a
 turn, load+compress, load+compress+convert to pydantic-ai JSON, lookup (on
-remstore's index, and once more with the peer on the schema its own
+remstore's index, and once more with the Python service on the schema its own
 install.sql creates, in a schema of its own: "peer schema"). It runs
 interop/peer/bench_server.py (--peer-script) under --peer-python, a Python with
-the peer's requirements (interop/peer/requirements.txt; make bench-peer sets it
+the Python service's requirements (interop/peer/requirements.txt; make bench-peer sets it
 all up). PostgreSQL only.
 
 Then the parts at scale (--only picks parts): the session-size sweep stores a
@@ -55,7 +55,7 @@ Then the parts at scale (--only picks parts): the session-size sweep stores a
 not grow with the session; the last line is the largest over the smallest);
 the concurrency workload has 1, 8 and 32 writers storing turns into sessions of
 their own and 32 into one session for --duration each (turns/s, p50, p99,
-beside the peer's own code doing the same, then checks that every
+beside the Python service's own code doing the same, then checks that every
 acknowledged turn is stored with gap-free positions); the HTTP workload
 stores turns and loads 1,000 messages with --http-clients clients through the
 API as remstore serve serves it, through a bare net/http handler (read,
@@ -68,7 +68,7 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
 			"  remstore bench --quick\n" +
 			"  remstore bench --db postgres://localhost/bench --only concurrency,http --duration 10s\n" +
-			"  remstore bench --db postgres://localhost/bench --peer ../shared/peer --peer-python interop/.venv-peer/bin/python",
+			"  remstore bench --db postgres://localhost/bench --peer path/to/python-service --peer-python interop/.venv-peer/bin/python",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if iters < 1 {
@@ -263,8 +263,8 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (remstore's side: go tool pprof) to this file")
 	cmd.Flags().StringVar(&only, "only", strings.Join(benchParts, ","), "the parts to run, comma-separated")
 	cmd.Flags().IntVar(&httpClients, "http-clients", 8, "concurrent clients of the HTTP workload")
-	cmd.Flags().StringVar(&peerDir, "peer", "", "the Python peer's code (e.g. ../shared/peer): measure it beside remstore")
-	cmd.Flags().StringVar(&peerPython, "peer-python", "python3", "a Python with the peer's requirements")
-	cmd.Flags().StringVar(&peerScript, "peer-script", "interop/peer/bench_server.py", "the peer's side of the benchmark")
+	cmd.Flags().StringVar(&peerDir, "peer", "", "the Python service's code (its published package): measure it beside remstore")
+	cmd.Flags().StringVar(&peerPython, "peer-python", "python3", "a Python with the Python service's requirements")
+	cmd.Flags().StringVar(&peerScript, "peer-script", "interop/peer/bench_server.py", "the Python service's side of the benchmark")
 	return cmd
 }

@@ -175,7 +175,7 @@ with long assistant answers cut to a REM LOOKUP hint, recovers the cut text by
 key, and converts the history to pydantic-ai's message format.
 
 Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
-(or the peer's POSTGRES__CONNECTION_STRING) to a postgres:// URL for PostgreSQL.`,
+(or the Python service's POSTGRES__CONNECTION_STRING) to a postgres:// URL for PostgreSQL.`,
 		Example:       "  remstore demo\n  remstore load --session-id chat-1 --user-id alice --format pydantic-ai",
 		Version:       Version,
 		SilenceErrors: true,

@@ -72,3 +72,25 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("completion: %d", r.code)
 	}
 }
+
+// Help is for people who never saw the project's insides (issue 43): no
+// "the peer", no contract section numbers, no paths outside a clone.
+func TestHelpSpeaksToStrangers(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/help/*.txt")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("help goldens: %v %d", err, len(files))
+	}
+	insider := regexp.MustCompile(`(?i)\bthe peer\b|\bpeer's\b|\bSPEC §|SPEC\.md|\.\./shared`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := insider.FindString(line); m != "" {
+				t.Errorf("%s:%d says %q: %s", f, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}

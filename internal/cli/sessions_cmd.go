@@ -163,7 +163,7 @@ A session that is not active rejects new messages.`,
 	var purge bool
 	del := &cobra.Command{
 		Use:     "delete SESSION",
-		Short:   "Soft-delete a session (like the peer), or --purge every row of it",
+		Short:   "Soft-delete a session (as the Python service does), or --purge every row of it",
 		Example: "  remstore sessions delete chat-1 --user-id alice\n  remstore sessions delete chat-1 --user-id alice --purge",
 		Args:    cobra.ExactArgs(1),
 		RunE: withStore(writes, func(s *sessionstore.Store, args []string) error {

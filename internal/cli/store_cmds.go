@@ -111,7 +111,7 @@ func newStoreCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store --session-id ID",
 		Short: "Store a JSON array of history messages read on stdin, in one transaction",
-		Long: `Reads a JSON array of history messages (SPEC §1) on stdin and stores them,
+		Long: `Reads a JSON array of history messages (docs/concepts.md) on stdin and stores them,
 uncompressed, as the next messages of the session: all or nothing. Prints
 {"session_id": "<uuid>", "stored": N, "keys": [...], "last": "<id>"}. A
 session id that is not a UUID is mapped to UUIDv5 in remstore's namespace.
@@ -201,11 +201,11 @@ func newLoadCmd(e *env) *cobra.Command {
 		Use:   "load --session-id ID",
 		Short: "Print a session's history, long assistant messages cut with REM LOOKUP keys",
 		Long: `Prints the tenant's messages of the session in order as a JSON array of history
-messages (SPEC §1). Assistant messages longer than 2T code points are cut to a
+messages (docs/concepts.md). Assistant messages longer than 2T code points are cut to a
 REM LOOKUP hint unless --no-compress. With --format pydantic-ai the history is
 converted to pydantic-ai's message JSON: messages stored with --format
 pydantic-ai come back part for part, others get their tool calls synthesized
-from the tool messages (SPEC §5); then, when
+from the tool messages; then, when
 DEBUG_AUDIT_SESSION is set, what the agent saw is appended to the session's
 audit file (--agent-name and --prompt name the call).`,
 		Example: "  remstore load --session-id chat-1 --user-id alice\n" +
@@ -270,12 +270,12 @@ audit file (--agent-name and --prompt name the call).`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.strict, "strict", false, "with --format pydantic-ai: exit 2 when a message cannot be converted (a role the peer wrote that pydantic-ai has no form for) instead of leaving it out with a warning")
+	f.BoolVar(&o.strict, "strict", false, "with --format pydantic-ai: exit 2 when a message cannot be converted (a role the Python service wrote that pydantic-ai has no form for) instead of leaving it out with a warning")
 	f.StringVar(&o.sessionID, "session-id", "", "session id or key (required)")
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
 	f.IntVar(&o.last, "last", 0, "only the last N messages (a tool result whose call falls before them is left out with it); 0 means all")
 	f.BoolVar(&o.printLast, "print-last", false, "print the session's last message on stderr (remstore: last message <id>), for store --expect-last")
-	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the peer's keys only)")
+	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the Python service's keys only)")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
 	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")

@@ -101,7 +101,7 @@ Rows must belong to the --user-id tenant, and messages must go into that
 tenant's sessions, unless --all-tenants (an operator restoring every tenant's
 export). A message role outside user, assistant, tool, system, function,
 model is refused, as every write of remstore refuses it; --any-role restores
-such rows (the peer writes any role) as they were. Without --atomic the batches before a bad line stay committed (the
+such rows (the Python service writes any role) as they were. Without --atomic the batches before a bad line stay committed (the
 error says up to which line; fix the file and run the same command again);
 with --atomic the whole file is one transaction and a bad line writes nothing.`,
 		Example: "  remstore import backup.jsonl --all-tenants --db postgres://localhost/app\n" +
@@ -151,7 +151,7 @@ with --atomic the whole file is one transaction and a bad line writes nothing.`,
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", 1000, "records per transaction")
 	cmd.Flags().BoolVar(&allTenants, "all-tenants", false, "import every tenant's rows, not only --user-id's")
-	cmd.Flags().BoolVar(&anyRole, "any-role", false, "restore message rows whatever their role (the peer writes any); without it a role outside user, assistant, tool, system, function, model is refused")
+	cmd.Flags().BoolVar(&anyRole, "any-role", false, "restore message rows whatever their role (the Python service writes any); without it a role outside user, assistant, tool, system, function, model is refused")
 	cmd.Flags().BoolVar(&atomic, "atomic", false, "one transaction for the whole file: a bad line imports nothing")
 	return cmd
 }
@@ -162,10 +162,10 @@ func newMigrateCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate [up|down|status]",
 		Short: "Apply, roll back or list remstore's schema migrations",
-		Long: `up (the default) applies every pending migration: the peer's tables if missing
-(a no-op on a database the peer created) and remstore's indexes. down rolls
+		Long: `up (the default) applies every pending migration: the tables if missing
+(a no-op on a database the Python service created) and remstore's indexes. down rolls
 back the last group applied. status lists each migration and whether it is
-applied. Never roll back the table migration on a database the peer uses: its
+applied. Never roll back the table migration on a database the Python service uses: its
 down step drops the tables. With --distributed, up then distributes the tables
 on a Citus coordinator (remstore citus distribute).`,
 		Example:   "  remstore migrate status --db postgres://localhost/app",
