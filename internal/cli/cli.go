@@ -219,6 +219,7 @@ Without configuration it uses an embedded SQLite file; set --db or REMSTORE_DB
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.InitDefaultCompletionCmd()
+	root.AddCommand(newReferenceCmd(root))
 	groupsRefuseTypos(root)
 	return root
 }

@@ -94,3 +94,47 @@ func TestHelpSpeaksToStrangers(t *testing.T) {
 		}
 	}
 }
+
+// docs/reference.md is what `remstore reference` prints from the code: the
+// settings' table, the flags, the exit codes and the OpenAPI routes.
+func TestReferenceIsCurrent(t *testing.T) {
+	t.Parallel()
+	r := run(t, map[string]string{}, "", "reference")
+	if r.code != 0 {
+		t.Fatalf("reference: %d %s", r.code, r.stderr)
+	}
+	const path = "../../docs/reference.md"
+	if *update {
+		if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != r.stdout {
+		t.Fatalf("docs/reference.md is stale: run go test ./internal/cli -run TestReferenceIsCurrent -update")
+	}
+	// Independent of the generator: every variable the code reads by name
+	// in settings.go, and every route, appears.
+	src, err := os.ReadFile("../../settings/settings.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`Key\w+\s*=\s*"([A-Z_]+)"`).FindAllStringSubmatch(string(src), -1) {
+		if !strings.Contains(r.stdout, "| `"+m[1]+"` |") {
+			t.Errorf("reference has no row for %s", m[1])
+		}
+	}
+	for _, route := range []string{"POST | `/v1/sessions/{id}/messages`", "GET | `/v1/lookup`", "GET | `/healthz`"} {
+		if !strings.Contains(r.stdout, "| "+route+" |") {
+			t.Errorf("reference has no route %s", route)
+		}
+	}
+	for _, cmd := range []string{"### remstore store", "### remstore sessions fork", "`--url-file string`", "| 3 |"} {
+		if !strings.Contains(r.stdout, cmd) {
+			t.Errorf("reference lacks %q", cmd)
+		}
+	}
+}
