@@ -96,6 +96,11 @@ func TestRoutes(t *testing.T) {
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `{"messages":[{"role":"user","content":"again"}]}`}, 201, `"stored":1`},
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"a\u0000b"}]`}, 400, `"field":"messages[0].content"`},
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user"`}, 400, `"invalid_input"`},
+		// A message that is not JSON names the message, not "messages[0]." (issue 43).
+		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `[{"role":"user","content":"a",}]`}, 400, `"field":"messages[0]"}`},
+		// No route, or not this method: the JSON error shape, not ServeMux's plain text.
+		{call{method: "GET", path: "/v1/nope", user: "alice"}, 404, `{"error":{"code":"not_found","message":"no route GET /v1/nope (the routes are listed at /openapi.json)"}}`},
+		{call{method: "PUT", path: "/v1/sessions/chat-1/messages", user: "alice"}, 405, `"code":"method_not_allowed","message":"PUT is not allowed on /v1/sessions/chat-1/messages; allowed: DELETE, GET, HEAD, POST"`},
 		{call{method: "POST", path: "/v1/sessions/chat-1/messages", user: "alice", body: `{"msgs":[]}`}, 400, `"field":"messages"`},
 		{call{method: "POST", path: "/v1/messages", user: "alice", body: `[]`}, 400, `"field":"session_id"`},
 		{call{method: "GET", path: "/v1/sessions/chat-1/messages", user: "alice"}, 200, `"_entity_key":"session-`},

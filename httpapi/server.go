@@ -250,7 +250,7 @@ func New(o Options) (*Server, error) {
 			v.ServeHTTP(w, r)
 		})
 	}
-	s.handler = s.observe(s.recover(s.guardHosts(s.limit(s.auth(s.mux)))))
+	s.handler = s.observe(s.recover(s.guardHosts(s.limit(s.auth(routeErrors(s.mux))))))
 	return s, nil
 }
 
@@ -310,6 +310,46 @@ func public(path string) bool {
 }
 
 // --- middleware ---
+
+// routeErrors answers a path no route serves, or a method its route does not
+// take, in the API's JSON error shape: ServeMux's own answer is plain text,
+// which a client parsing {"error": ...} cannot read (issue 43).
+func routeErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		switch rec.code {
+		case http.StatusNotFound:
+			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s (the routes are listed at /openapi.json)", r.Method, r.URL.Path), "")
+		case http.StatusMethodNotAllowed:
+			allow := rec.header.Get("Allow")
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow), "")
+		default: // a redirect to the path with or without its slash
+			mux.ServeHTTP(w, r)
+		}
+	})
+}
+
+// statusRecorder keeps the status and headers a handler writes, and drops
+// its body.
+type statusRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (s *statusRecorder) Header() http.Header         { return s.header }
+func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+}
 
 // reqInfo is what the layers learn about a request, kept in one context
 // value that observe adds and the others fill in place: the request id,

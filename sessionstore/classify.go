@@ -43,7 +43,10 @@ func Classify(err error) Class {
 	if fe, ok := models.AsFieldError(err); ok {
 		field := fe.Field
 		if fe.Index >= 0 {
-			field = "messages[" + strconv.Itoa(fe.Index) + "]." + fe.Field
+			field = "messages[" + strconv.Itoa(fe.Index) + "]"
+			if fe.Field != "" { // a message that is not JSON names no field of its own
+				field += "." + fe.Field
+			}
 		}
 		return Class{BadInput, "invalid_input", field}
 	}

@@ -37,6 +37,10 @@ var (
 	// nothing, not found); everything else that reads or changes sessions
 	// (list, show, fork, status, delete, compaction, usage) refuses with it.
 	ErrDisabled = errors.New("storage is off (POSTGRES_ENABLED is not true)")
+	// ErrNotAnAnswer is beside ErrNotFound when the key's message is the
+	// caller's own but cannot be looked up (removed, or not an answer): the
+	// user id is right, so an error should not suggest another one.
+	ErrNotAnAnswer = errors.New("the key's message is not a live answer")
 )
 
 func fieldErr(i int, field, format string, a ...any) error {

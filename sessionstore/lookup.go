@@ -85,6 +85,7 @@ func init() {
 func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 	q := lookupQueries[s.sql.Postgres]
 	notFound := func(why string) error { return fmt.Errorf("lookup %s: %w (%s)", k.Raw, ErrNotFound, why) }
+	notAnswer := func(why string) error { return notAnswerError{notFound(why)} }
 	var content, role string
 	var removed int
 	// served is the answer of a row found by its stored key.
@@ -93,7 +94,7 @@ func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 		case err != nil:
 			return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
 		case removed != 0:
-			return "", notFound("the message was removed")
+			return "", notAnswer("the message was removed")
 		}
 		return content, nil
 	}
@@ -120,7 +121,7 @@ func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
 	case own == k.Raw || role != string(models.RoleAssistant) && role != "":
-		return "", notFound("the key names a " + role + " message; only answers are cut and looked up")
+		return "", notAnswer("the key names a " + role + " message; only answers are cut and looked up")
 	case own != "":
 		return "", notFound("no message holds this key; the message at its position has a key of its own")
 	}
@@ -138,3 +139,9 @@ func (s *Store) LookupIndex(ctx context.Context, sessionKey string, n int) (stri
 	}
 	return s.Lookup(ctx, compressor.BuildKey(sid.String(), n))
 }
+
+// notAnswerError is a not-found that is ErrNotAnAnswer too.
+type notAnswerError struct{ error }
+
+func (e notAnswerError) Unwrap() error        { return e.error }
+func (e notAnswerError) Is(target error) bool { return target == ErrNotAnAnswer }

@@ -57,7 +57,7 @@ type SearchHit struct {
 	AgentName   string    `json:"agent_name,omitempty"`
 	Role        string    `json:"role,omitempty"`      // "" for a session hit
 	Timestamp   string    `json:"timestamp,omitempty"` // the message's, as loads print it; "" for a session hit
-	Index       int       `json:"index"`               // the message's position when known (a key), else -1
+	Index       int       `json:"index"`               // the message's position among the session's live messages (lookup --index); -1 for a session hit
 	Key         string    `json:"key,omitempty"`       // its REM LOOKUP key, if it has one
 	ToolName    string    `json:"tool_name,omitempty"`
 	Snippet     string    `json:"snippet,omitempty"` // the text around the first match
@@ -114,26 +114,37 @@ func likePattern(q string) string {
 // differ only in how JSON is read and which index matches the words.
 var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail,
-		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail,
+		content: withIndex(searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail),
+		tool:    withIndex(searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail),
 	},
 	false: {
-		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail,
-		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail,
+		content: withIndex(searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail),
+		tool:    withIndex(searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail),
 	},
+}
+
+// withIndex adds each hit's position among the tenant's live messages of
+// its session (what lookup --index and an uncompacted load number), counted
+// for the hits only, after the limit: one range of the (session_id,
+// created_at, id) index per hit.
+func withIndex(hits string) string {
+	return `SELECT h.session_id, h.name, h.agent_name, h.role, h.created_at, h.content, h.entity_key, h.tool_name,
+		(SELECT count(*) FROM messages p WHERE p.session_id = h.session_id AND p.tenant_id = h.tenant_id
+			AND p.deleted_at IS NULL AND (p.created_at < h.created_at OR p.created_at = h.created_at AND p.id < h.id))
+		FROM (` + hits + `) h ORDER BY h.created_at DESC, h.id DESC`
 }
 
 // searchSelect is the rows and joins of a message search, live rows of live
 // sessions.
 func searchSelect(pg bool) string {
 	if pg {
-		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
-			m.metadata->>'entity_key', m.metadata->>'tool_name'
+		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000) AS content,
+			m.metadata->>'entity_key' AS entity_key, m.metadata->>'tool_name' AS tool_name, m.id, m.tenant_id
 			FROM messages m JOIN sessions s ON s.id = m.session_id
 			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 	}
-	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
-		json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name')
+	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000) AS content,
+		json_extract(m.metadata, '$.entity_key') AS entity_key, json_extract(m.metadata, '$.tool_name') AS tool_name, m.id, m.tenant_id
 		FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 }
@@ -197,12 +208,12 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 		var name, agent, key, tool *string
 		var created dbTime
 		var content string
-		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool); err != nil {
+		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool, &h.Index); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		h.SessionID, _ = uuid.Parse(sid)
 		h.SessionName, h.AgentName, h.Key, h.ToolName = deref(name), deref(agent), deref(key), deref(tool)
-		h.Timestamp, h.Index = models.FormatTimestamp(created.Time), -1
+		h.Timestamp = models.FormatTimestamp(created.Time)
 		h.Snippet = snippet(content, o)
 		hits = append(hits, h)
 	}

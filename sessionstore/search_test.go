@@ -44,6 +44,14 @@ func TestSearch(t *testing.T) {
 		if !strings.Contains(hits[0].Snippet, "LISBON tram") || !strings.HasPrefix(hits[0].Snippet, "…") || hits[0].Key != r1.Keys[1] {
 			t.Errorf("snippet %q key %q", hits[0].Snippet, hits[0].Key)
 		}
+		// Each hit says where it is (issue 43: always -1): the position
+		// lookup --index takes, which finds the same answer.
+		if hits[0].Index != 1 || hits[1].Index != 0 {
+			t.Errorf("indexes %d, %d, want 1, 0", hits[0].Index, hits[1].Index)
+		}
+		if full, err := a.LookupIndex(ctx, "trip", hits[0].Index); err != nil || full != long {
+			t.Errorf("lookup --index %d: %v", hits[0].Index, err)
+		}
 		if h := find(sessionstore.SearchOptions{Query: "LISB"}); len(h) != 3 { // Lisbon twice, and Lisboa
 			t.Errorf("LISB: %d hits", len(h))
 		}
@@ -63,7 +71,7 @@ func TestSearch(t *testing.T) {
 			t.Errorf("limit 1: %d", len(h))
 		}
 		// Tool names and agents: a case-insensitive substring; % is literal.
-		if h := find(sessionstore.SearchOptions{Query: "FLIGHT", In: "tool"}); len(h) != 1 || h[0].ToolName != "search_flights" || !strings.Contains(h[0].Snippet, "flights") {
+		if h := find(sessionstore.SearchOptions{Query: "FLIGHT", In: "tool"}); len(h) != 1 || h[0].ToolName != "search_flights" || !strings.Contains(h[0].Snippet, "flights") || h[0].Index != 2 {
 			t.Errorf("tool: %+v", h)
 		}
 		if h := find(sessionstore.SearchOptions{Query: "%", In: "tool"}); len(h) != 0 {

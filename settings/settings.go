@@ -295,6 +295,10 @@ func ValidateDatabaseURL(dbURL string) error {
 	if i := strings.Index(dbURL, "://"); i > 0 && !strings.HasPrefix(dbURL, "file:") {
 		return fmt.Errorf("unsupported database scheme %q (use postgres:// or a SQLite file path)", dbURL[:i])
 	}
+	if fi, err := os.Stat(dbURL); err == nil && fi.IsDir() {
+		// SQLite's own word is "unable to open database file (14)".
+		return fmt.Errorf("%s is a directory: give the path of a SQLite file, such as %s", dbURL, filepath.Join(dbURL, "remstore.db"))
+	}
 	return nil
 }
 

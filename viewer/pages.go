@@ -847,10 +847,10 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	for i, h := range hits {
 		link := "/ui/sessions/" + h.SessionID.String()
 		switch {
+		case h.Timestamp != "": // the page finds the message by its time, compacted or not
+			link += "?ts=" + url.QueryEscape(h.Timestamp)
 		case h.Index >= 0:
 			link += fmt.Sprintf("?all=1&from=%d#m%d", h.Index, h.Index)
-		case h.Timestamp != "":
-			link += "?ts=" + url.QueryEscape(h.Timestamp)
 		}
 		views[i] = hitView{h, link}
 	}

@@ -90,7 +90,7 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 		// cobra's count of arguments, with what the command takes.
 		msg = fmt.Sprintf("%s: %s; usage: %s", cmd.CommandPath(), msg, cmd.UseLine())
 	}
-	if code == ExitNotFound && cmd != nil {
+	if code == ExitNotFound && cmd != nil && !errors.Is(err, sessionstore.ErrNotAnAnswer) {
 		msg = e.notFoundWords(cmd, msg)
 	}
 	if strings.Contains(msg, `prepared statement "`) && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "already exists")) {
@@ -263,14 +263,33 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	var missing *pflag.NotExistError
 	if errors.As(err, &missing) && strings.HasPrefix(err.Error(), "unknown flag") {
+		// "remstore lod --session-id x": the word before the flag names no
+		// command, and that is the mistake to report, not the flag (which the
+		// command meant would know).
+		if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
+			if sub, _, ferr := cmd.Find(args[:1]); ferr != nil || sub == cmd {
+				return unknownCommand(cmd, args[0])
+			}
+		}
 		var names []string
 		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 		hint := ""
-		if near := models.Nearest(missing.GetSpecifiedName(), names); near != "" {
+		given := missing.GetSpecifiedName()
+		near := models.Nearest(given, names)
+		if near == "" {
+			// --user for --user-id: a flag the given name starts.
+			for _, n := range names {
+				if strings.HasPrefix(n, given+"-") {
+					near = n
+					break
+				}
+			}
+		}
+		if near != "" {
 			hint = fmt.Sprintf("; did you mean --%s?", near)
 		}
-		return usageErr("unknown flag --%s for %q%s", missing.GetSpecifiedName(), cmd.CommandPath(), hint)
+		return usageErr("unknown flag --%s for %q%s", given, cmd.CommandPath(), hint)
 	}
 	return usageErr("%v", err)
 }

@@ -903,3 +903,44 @@ func TestDefaultUserIsSaid(t *testing.T) {
 		t.Fatalf("load as a named user: %d %q", r.code, r.stderr)
 	}
 }
+
+// The unclear words a stranger met (issue 43), each now naming the mistake.
+func TestUnclearWords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "words.db")
+	env := map[string]string{"REMSTORE_DB": db, "REMSTORE_USER_ID": "alice"}
+	st := run(t, env, `[{"role":"user","content":"mine"},{"role":"assistant","content":"an answer"}]`, "store", "--session-id", "s1")
+	if st.code != 0 {
+		t.Fatal(st.stderr)
+	}
+	var stored struct{ Keys []string }
+	if err := json.Unmarshal([]byte(st.stdout), &stored); err != nil || len(stored.Keys) != 2 {
+		t.Fatalf("store answer %q: %v", st.stdout, err)
+	}
+	for _, c := range []struct {
+		name    string
+		args    []string
+		code    int
+		want    string
+		notWant string
+	}{
+		{"a flag the typed name begins", []string{"load", "--user", "alice", "--session-id", "s1"}, 2, `unknown flag --user for "remstore load"; did you mean --user-id?`, ""},
+		{"a command typo before a flag", []string{"lod", "--session-id", "s1"}, 2, `unknown command "lod" for "remstore"; did you mean "load"?`, "unknown flag"},
+		{"lookup with nothing to look up", []string{"lookup"}, 2, "nothing to look up: give a KEY", "not both"},
+		{"lookup with a key and a session", []string{"lookup", stored.Keys[1], "--session-id", "s1"}, 2, "not both", ""},
+		{"--db naming a directory", []string{"load", "--db", dir, "--session-id", "s1"}, 2, dir + " is a directory: give the path of a SQLite file", "(14)"},
+		{"a lookup of one's own user message", []string{"lookup", stored.Keys[0]}, 1, "the key names a user message", "--user-id"},
+		{"a lookup of another user's answer", []string{"lookup", "--user-id", "bob", stored.Keys[1]}, 1, `for user "bob" (what another --user-id stored is not visible`, ""},
+	} {
+		r := run(t, env, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || c.notWant != "" && strings.Contains(r.stderr, c.notWant) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d with %q", c.name, r.code, r.stderr, c.code, c.want)
+		}
+	}
+	r := run(t, env, "", "sessions", "list")
+	if lines := strings.Split(r.stdout, "\n"); r.code != 0 || len(lines) < 3 || !strings.HasPrefix(lines[0], "ID ") ||
+		!strings.Contains(lines[0], "STATUS") || !strings.Contains(lines[0], "NAME") || !strings.HasSuffix(lines[1], "s1") {
+		t.Errorf("sessions list has no header row: %q", r.stdout)
+	}
+}

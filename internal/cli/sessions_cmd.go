@@ -13,6 +13,9 @@ import (
 	"github.com/remstore/remstore/sessionstore"
 )
 
+// sessionRow is one line of a session table: id, status, agent, updated, name.
+const sessionRow = "%s  %-10s %-12s %s  %s\n"
+
 func newSessionsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
@@ -32,8 +35,15 @@ func newSessionsCmd(e *env) *cobra.Command {
 		if e.jsonOut {
 			return writeJSON(e, in)
 		}
-		fmt.Fprintf(e.stdout, "%s  %-10s %-12s %s  %s\n", in.ID, in.Status, orDash(in.AgentName), in.UpdatedAt.Format(time.RFC3339), in.Name)
+		fmt.Fprintf(e.stdout, sessionRow, in.ID, in.Status, orDash(in.AgentName), in.UpdatedAt.Format(time.RFC3339), in.Name)
 		return nil
+	}
+	// printHeader names the columns of printInfo's rows (issue 43: a list
+	// of bare UUIDs and dates said nothing of what each column was).
+	printHeader := func(n int) {
+		if n > 0 {
+			fmt.Fprintf(e.stdout, sessionRow, fmt.Sprintf("%-36s", "ID"), "STATUS", "AGENT", fmt.Sprintf("%-20s", "UPDATED"), "NAME")
+		}
 	}
 
 	var lo sessionstore.ListOptions
@@ -54,6 +64,7 @@ func newSessionsCmd(e *env) *cobra.Command {
 			if e.jsonOut {
 				return writeJSON(e, res)
 			}
+			printHeader(len(res.Sessions))
 			for _, in := range res.Sessions {
 				_ = printInfo(in)
 			}
@@ -222,6 +233,7 @@ stored REM LOOKUP keys keep naming their messages.`,
 				return writeJSON(e, got)
 			}
 			verb := map[bool]string{true: "would expire", false: "expired"}[eo.DryRun]
+			printHeader(len(got))
 			for _, in := range got {
 				_ = printInfo(in)
 			}

@@ -311,7 +311,12 @@ Exit 1 when nothing is found, 2 for a malformed key.`,
 		Example: "  remstore lookup --user-id alice 'REM LOOKUP session-3f2a...-msg-4'\n" +
 			"  remstore lookup --user-id alice --session-id chat-1 --index 1",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (sessionID != "") || len(args) > 1 {
+			switch {
+			case len(args) == 0 && sessionID == "":
+				return usageErr("nothing to look up: give a KEY (session-<uuid>-msg-<n>, as a cut message's hint names it) or --session-id with --index")
+			case len(args) > 1:
+				return usageErr("one KEY at a time, got %d arguments", len(args))
+			case len(args) == 1 && sessionID != "":
 				return usageErr("give a KEY or --session-id with --index, not both")
 			}
 			return nil
