@@ -45,7 +45,7 @@ func StartPeer(python, script, peerDir, dbURL string) (*Peer, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the peer (%s %s): %w", python, script, err)
+		return nil, fmt.Errorf("start the Python service (%s %s): %w", python, script, err)
 	}
 	p := &Peer{cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	p.out.Buffer(make([]byte, 1<<20), 1<<26)

@@ -139,7 +139,7 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 				op, cleanup, err := env.PeerOwnSchema(e.ctx, peerPython, peerScript, peerDir, n)
 				if err != nil {
 					// Its install.sql needs pgvector; without it, say so and go on.
-					fmt.Fprintf(e.stderr, "the peer's own schema is not available (%v); its lookup is left out\n", err)
+					fmt.Fprintf(e.stderr, "the Python service's own schema is not available (%v); its lookup is left out\n", err)
 				} else {
 					defer cleanup()
 				}

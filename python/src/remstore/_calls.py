@@ -371,7 +371,7 @@ def load(session: str, compress: bool, extras: bool, since: datetime | str | Non
 
 class UnmappedWarning(UserWarning):
     """A pydantic-ai load left out stored messages whose role has no pydantic-ai form
-    (rows the peer wrote with a role of their own); strict=True makes it an error."""
+    (rows the Python service wrote with a role of their own); strict=True makes it an error."""
 
 
 def _model_messages(resp: httpx.Response) -> History:

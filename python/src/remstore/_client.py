@@ -75,7 +75,7 @@ class Client:
 
     def store(self, session: str, messages: Sequence[Mapping[str, Any]], *,
               idempotency_key: str | None = None, expect_last: str | None = None) -> StoreResult:
-        """Store message dicts (SPEC §1 keys) in one transaction. expect_last (a load's
+        """Store message dicts (the keys of docs/concepts.md) in one transaction. expect_last (a load's
         History.last, or the previous store's "last") stores only onto the session as loaded:
         SessionMoved when another turn wrote since, and nothing is stored."""
         return self._send(c.store(session, messages, idempotency_key, expect_last))

@@ -10,7 +10,7 @@ Each SDK item becomes one remstore message, the item itself kept beside it
     function_call_output               -> tool row: call id, name, arguments
     any other item (reasoning, ...)    -> assistant row, no text
 
-Rows written by other writers (the peer, plain dicts) come back as the SDK
+Rows written by other writers (the Python service, plain dicts) come back as the SDK
 items they mean; a tool result whose call was never stored gets one.
 Importing this module does not need openai-agents; using it with Runner does.
 
@@ -149,7 +149,7 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                     call(str(tc.get("id")), name or "tool", args)
         elif role in ("system", "developer"):
             items.append({"role": role, "content": content})
-        else:  # user, and roles only the peer writes: the model reads them as the user's
+        else:  # user, and roles only the Python service writes: the model reads them as the user's
             items.append({"role": "user", "content": content})
     return items
 
