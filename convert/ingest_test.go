@@ -226,6 +226,11 @@ func FuzzDecodePydanticAI(f *testing.F) {
 			}
 			return
 		}
+		for i, m := range in.Messages {
+			if r := convert.CheckSource(m); r != "" {
+				t.Fatalf("row %d disagrees with its own source: %s", i, r)
+			}
+		}
 		out := convert.Marshal(convert.Convert(in.Messages, convert.Options{}))
 		if !json.Valid(out) {
 			t.Fatalf("invalid output %s", out)

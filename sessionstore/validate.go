@@ -160,6 +160,11 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object")
 				}
+				if f.Key == convert.SourceKey {
+					if reason := convert.CheckSource(m); reason != "" {
+						return fieldErr(i, f.Key, "%s", reason)
+					}
+				}
 			case "tool_calls":
 				// The decoder reads the key into HistoryMessage.ToolCalls;
 				// a Go caller that put it in Extra would bypass its checks.
