@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -826,6 +828,32 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 	}
 	inserted := 0
 	body := func(ctx context.Context, tx bun.Tx) error {
+		if len(msgs) > 0 {
+			ids := make([]uuid.UUID, len(msgs))
+			for i, m := range msgs {
+				ids[i] = m.ID
+			}
+			var have []struct {
+				ID        uuid.UUID `bun:"id"`
+				SessionID uuid.UUID `bun:"session_id"`
+				TenantID  *string   `bun:"tenant_id"`
+				Role      string    `bun:"role"`
+				Content   string    `bun:"content"`
+			}
+			if err := tx.NewRaw("SELECT id, session_id, tenant_id, role, content FROM messages WHERE id IN (?)", bun.List(ids)).Scan(ctx, &have); err != nil {
+				return fmt.Errorf("check ids: %w", err)
+			}
+			if len(have) > 0 {
+				there := make(map[uuid.UUID]stored, len(have))
+				for _, h := range have {
+					sum := sha256.Sum256([]byte(h.Content))
+					there[h.ID] = stored{session: h.SessionID, tenant: h.TenantID, role: h.Role, digest: hex.EncodeToString(sum[:])}
+				}
+				if err := sameAsStored(b, msgs, there); err != nil {
+					return err
+				}
+			}
+		}
 		if len(b.sessions) > 0 {
 			if _, err := tx.NewInsert().Model(&b.sessions).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 				return fmt.Errorf("import sessions: %w", err)
@@ -924,7 +952,7 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 			n, err := copyRows(ctx, c, rows)
 			if refused(err) {
 				var fresh [][]any
-				if fresh, err = withoutExisting(ctx, c, msgs, rows, w.scoped); err == nil {
+				if fresh, err = withoutExisting(ctx, c, b, msgs, rows, w.scoped); err == nil {
 					n, err = copyRows(ctx, c, fresh)
 				}
 			}
@@ -975,7 +1003,7 @@ func copyRows(ctx context.Context, c *pgx.Conn, rows [][]any) (int64, error) {
 
 // withoutExisting drops the rows whose id the table already holds (within
 // the batch's sessions once the tables are distributed).
-func withoutExisting(ctx context.Context, c *pgx.Conn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, error) {
+func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, error) {
 	// As text: the connection speaks the simple protocol (see repository.Open).
 	ids := make([]string, len(msgs))
 	var sids []string
@@ -987,7 +1015,7 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, msgs []*models.Message, r
 			sids = append(sids, m.SessionID.String())
 		}
 	}
-	probe, args := "SELECT id FROM messages WHERE id = ANY($1::uuid[])", []any{ids}
+	probe, args := "SELECT id, session_id, tenant_id, role, encode(sha256(convert_to(content, 'UTF8')), 'hex') FROM messages WHERE id = ANY($1::uuid[])", []any{ids}
 	if scoped {
 		probe, args = probe+" AND session_id = ANY($2::uuid[])", append(args, sids)
 	}
@@ -995,21 +1023,57 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, msgs []*models.Message, r
 	if err != nil {
 		return nil, fmt.Errorf("check ids: %w", err)
 	}
-	have, err := pgx.CollectRows(rs, pgx.RowTo[uuid.UUID])
-	if err != nil {
+	there := map[uuid.UUID]stored{}
+	for rs.Next() {
+		var id uuid.UUID
+		var st stored
+		if err := rs.Scan(&id, &st.session, &st.tenant, &st.role, &st.digest); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("check ids: %w", err)
+		}
+		there[id] = st
+	}
+	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("check ids: %w", err)
 	}
-	there := make(map[uuid.UUID]bool, len(have))
-	for _, id := range have {
-		there[id] = true
+	if err := sameAsStored(b, msgs, there); err != nil {
+		return nil, err
 	}
 	var fresh [][]any
 	for i, m := range msgs {
-		if !there[m.ID] {
+		if _, ok := there[m.ID]; !ok {
 			fresh = append(fresh, rows[i])
 		}
 	}
 	return fresh, nil
+}
+
+// stored is what an import compares of a message already in the table.
+type stored struct {
+	session      uuid.UUID
+	tenant       *string
+	role, digest string // digest: SHA-256 of the content, hex
+}
+
+// sameAsStored is the one rule for a record whose id the table holds: it is
+// skipped when it is that message (a resumed import, or the same record
+// twice in a file), and refused naming its line when it is another one
+// (another session, tenant, role or text): skipping it would drop it without
+// a word (issue 42).
+func sameAsStored(b importBatchIn, msgs []*models.Message, there map[uuid.UUID]stored) error {
+	for i, m := range msgs {
+		st, ok := there[m.ID]
+		if !ok {
+			continue
+		}
+		sum := sha256.Sum256([]byte(m.Content))
+		same := st.session == m.SessionID && (st.tenant == nil) == (m.TenantID == nil) &&
+			(st.tenant == nil || *st.tenant == *m.TenantID) && st.role == string(m.Role) && st.digest == hex.EncodeToString(sum[:])
+		if !same {
+			return lineErr(b.msgLines[i], "id", "%s is stored already as another message (its session, tenant, role or text differ): an import skips only the messages it already wrote", m.ID)
+		}
+	}
+	return nil
 }
 
 func firstLine(err error) string {

@@ -183,3 +183,54 @@ func TestExportTenantScoped(t *testing.T) {
 		t.Fatal("unknown record accepted")
 	}
 }
+
+// A record whose id the table holds as another message (issue 42: the same
+// id in two import batches was skipped without a word) is refused naming its
+// line; the same record twice, in two batches, is written once.
+func TestImportRefusesAnIDTakenByAnotherMessage(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			src := d.New(t)
+			seed(t, src)
+			data := export(t, src, transfer.ExportOptions{})
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			var msgLine string
+			for _, l := range lines {
+				if strings.Contains(l, `"kind":"message"`) && strings.Contains(l, `question 0`) {
+					msgLine = l
+					break
+				}
+			}
+			if msgLine == "" {
+				t.Fatal("no message record to repeat")
+			}
+			ctx := context.Background()
+			// The same record again at the end, in a later batch: written once.
+			dup := append(append([]string{}, lines...), msgLine)
+			dst := d.New(t)
+			st, err := transfer.Import(ctx, dst, strings.NewReader(strings.Join(dup, "\n")+"\n"), transfer.ImportOptions{BatchSize: 3, AllTenants: true})
+			if err != nil || st.Inserted != 20 || st.Skipped != 1 {
+				t.Fatalf("the same record twice: %+v %v", st, err)
+			}
+			// Its id with another text, in a later batch: refused, naming the line.
+			forged := strings.Replace(msgLine, "question 0", "a different question", 1)
+			bad := append(append([]string{}, lines...), forged)
+			dst2 := d.New(t)
+			_, err = transfer.Import(ctx, dst2, strings.NewReader(strings.Join(bad, "\n")+"\n"), transfer.ImportOptions{BatchSize: 3, AllTenants: true})
+			want := fmt.Sprintf("line %d", len(bad))
+			if fe, ok := models.AsFieldError(err); !ok || fe.Field != want || !strings.Contains(fe.Reason, "stored already as another message") {
+				t.Fatalf("an id taken by another message: %v (want field %q)", err, want)
+			}
+			n, _ := repository.New[models.Message](dst2).Count(ctx, repository.Query{IncludeDeleted: true})
+			if n != 20 {
+				t.Errorf("%d messages after the refused batch", n)
+			}
+			var content string
+			if err := dst2.QueryRowContext(ctx, "SELECT content FROM messages WHERE content LIKE '%different question%'").Scan(&content); err == nil {
+				t.Error("the forged record was written")
+			}
+		})
+	}
+}
