@@ -107,7 +107,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 			return err
 		}
 		fill = func(msgs []models.HistoryMessage) error {
-			return models.FillIDs(msgs, user+"\x00"+sid.String(), strings.Join(ik, ","))
+			return st.FillIDs(r.Context(), msgs, user+"\x00"+sid.String(), strings.Join(ik, ","))
 		}
 	}
 	// A resend under the same key with another body stores nothing and says

@@ -43,11 +43,8 @@ func (s *Store) Compact(ctx context.Context, sessionKey string, summarize Summar
 	if err := s.on(); err != nil {
 		return models.HistoryMessage{}, err
 	}
-	sid, err := s.SessionUUID(sessionKey)
+	sid, _, err := s.sessionOf(ctx, sessionKey)
 	if err != nil {
-		return models.HistoryMessage{}, err
-	}
-	if _, err := s.getSession(ctx, s.db, sid); err != nil {
 		return models.HistoryMessage{}, err
 	}
 	rows, err := s.allRows(ctx, s.db, sid)
@@ -116,11 +113,8 @@ func (s *Store) SessionUsage(ctx context.Context, sessionKey string) (Usage, err
 	if err := s.on(); err != nil {
 		return Usage{}, err
 	}
-	sid, err := s.SessionUUID(sessionKey)
+	sid, _, err := s.sessionOf(ctx, sessionKey)
 	if err != nil {
-		return Usage{}, err
-	}
-	if _, err := s.getSession(ctx, s.db, sid); err != nil {
 		return Usage{}, err
 	}
 	rows, err := s.allRows(ctx, s.db, sid)

@@ -53,12 +53,16 @@ func (goOnPG) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (wr
 }
 
 func writers(t *testing.T) []writer {
-	return []writer{
+	ws := []writer{
 		{"function on PostgreSQL", unguarded(t, dbtest.NewPostgres(t)), pgDriver{}},
 		{"Go on PostgreSQL", unguarded(t, dbtest.NewPostgres(t)), goOnPG{}},
 		{"Go on SQLite", dbtest.NewSQLite(t), sqliteDriver{}},
 		{"function on Citus", dbtest.NewCitus(t), pgDriver{}},
 	}
+	for _, w := range ws {
+		dbtest.SameSecret(t, w.db) // a taken name's private id is the same everywhere
+	}
+	return ws
 }
 
 // unguarded turns off PostgreSQL's tenant guard, so that the peer's steps
@@ -137,6 +141,9 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 				t.Fatal(err)
 			}
 			ws := []writer{{"Go on SQLite", dbtest.NewSQLite(t), sqliteDriver{}}, {"mutated function", mutant, pgDriver{}}}
+			for _, w := range ws {
+				dbtest.SameSecret(t, w.db)
+			}
 			for n := range 60 {
 				if d, _ := runDifferential(t, ws, newScript(uint64(n))); d != "" {
 					t.Logf("told apart by script %d", n)

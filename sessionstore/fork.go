@@ -28,13 +28,23 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 	if err := s.on(); err != nil {
 		return SessionInfo{}, err
 	}
-	sid, err := s.SessionUUID(sessionKey)
+	sid, _, err := s.sessionOf(ctx, sessionKey)
 	if err != nil {
 		return SessionInfo{}, err
 	}
 	newKey, nid, err := o.target(s.userID)
 	if err != nil {
 		return SessionInfo{}, err
+	}
+	if isName(newKey) {
+		// A target name whose public id another tenant holds forks to the
+		// name's private id (names.go), where the tenant's own session of
+		// that name would be.
+		if alt, ok, err := s.privateSession(ctx, newKey, true); err != nil {
+			return SessionInfo{}, err
+		} else if ok {
+			nid = alt
+		}
 	}
 	var out *models.Session
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

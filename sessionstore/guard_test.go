@@ -69,7 +69,7 @@ func TestGuardedStore(t *testing.T) {
 		// A resend of a stored call (its ids derived, as an Idempotency-Key
 		// does) is a retry, though its guard is stale now.
 		next := []models.HistoryMessage{msg("user", "again"), msg("assistant", "sure")}
-		if err := models.FillIDs(next, "alice\x00g", "turn-2"); err != nil {
+		if err := s.FillIDs(ctx, next, "alice\x00g", "turn-2"); err != nil {
 			t.Fatal(err)
 		}
 		first, err := s.StoreWith(ctx, "g", next, sessionstore.StoreOptions{ExpectLast: res.Last})

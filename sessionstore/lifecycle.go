@@ -61,12 +61,19 @@ type ExpireOptions struct {
 // modifySession runs fn on the session row inside a transaction holding the
 // session's write lock, then saves it.
 func (s *Store) modifySession(ctx context.Context, sessionKey string, fn func(tx bun.Tx, sess *models.Session) error) (SessionInfo, error) {
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil {
-		return SessionInfo{}, err
-	}
+	var info SessionInfo
+	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
+		var err error
+		info, err = s.modifySessionAt(ctx, sid, fn)
+		return err
+	})
+	return info, err
+}
+
+// modifySessionAt is modifySession of one session id.
+func (s *Store) modifySessionAt(ctx context.Context, sid uuid.UUID, fn func(tx bun.Tx, sess *models.Session) error) (SessionInfo, error) {
 	var out *models.Session
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.drv.lock(ctx, tx, sid); err != nil {
 			return err
 		}
@@ -200,10 +207,11 @@ func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool
 	if err := s.on(); err != nil {
 		return err
 	}
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil {
-		return err
-	}
+	return s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error { return s.deleteSession(ctx, sid, purge) })
+}
+
+// deleteSession is DeleteSession of one session id.
+func (s *Store) deleteSession(ctx context.Context, sid uuid.UUID, purge bool) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// The session's write lock first, as a store takes it: a store and a
 		// delete then run one after the other instead of locking each

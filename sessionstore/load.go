@@ -265,6 +265,30 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 	if !s.enabled {
 		return nil
 	}
+	started, last, err := s.loadEach(ctx, sid, o, fn)
+	if err == nil && !started && isName(sessionKey) {
+		// Nothing by the name's public id: the tenant's session of that
+		// name may live at its private id (names.go).
+		alt, ok, aerr := s.privateSession(ctx, sessionKey, false)
+		switch {
+		case aerr != nil:
+			err = aerr
+		case ok:
+			started, last, err = s.loadEach(ctx, alt, o, fn)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !started && o.OnLast != nil {
+		o.OnLast(lastName(last))
+	}
+	return nil
+}
+
+// loadEach is LoadEach of one session id; started says whether a message
+// reached fn (OnLast was called then).
+func (s *Store) loadEach(ctx context.Context, sid uuid.UUID, o LoadOptions, fn func(models.HistoryMessage) error) (bool, uuid.UUID, error) {
 	started := false
 	var last uuid.UUID // of the statement whose rows reach fn; spelled once, for OnLast
 	emit := func(m models.HistoryMessage) error {
@@ -275,7 +299,7 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		return fn(m)
 	}
 	tail := newWindow(o.LastN, emit)
-	err = s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
+	err := s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
 		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, &last, tail.add)
 		if !errors.Is(err, errPlanNeeded) {
 			return err
@@ -291,12 +315,9 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 		err = tail.flush()
 	}
 	if err != nil {
-		return fmt.Errorf("load session %s: %w", sid, err)
+		return started, last, fmt.Errorf("load session %s: %w", sid, err)
 	}
-	if !started && o.OnLast != nil {
-		o.OnLast(lastName(last))
-	}
-	return nil
+	return started, last, nil
 }
 
 // lastName is how a guard names the last live message: its id, or Empty.

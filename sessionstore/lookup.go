@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -130,14 +132,19 @@ func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 
 // LookupIndex is Lookup by (session, index).
 func (s *Store) LookupIndex(ctx context.Context, sessionKey string, n int) (string, error) {
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil {
+	if _, err := s.SessionUUID(sessionKey); err != nil {
 		return "", err
 	}
 	if n < 0 {
 		return "", fieldErr(-1, "index", "must be >= 0")
 	}
-	return s.Lookup(ctx, compressor.BuildKey(sid.String(), n))
+	var content string
+	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
+		var err error
+		content, err = s.Lookup(ctx, compressor.BuildKey(sid.String(), n))
+		return err
+	})
+	return content, err
 }
 
 // notAnswerError is a not-found that is ErrNotAnAnswer too.

@@ -24,10 +24,19 @@ import (
 // false when the session has no live message of the tenant. A session the
 // tenant does not own is ErrNotFound.
 func (s *Store) PopMessage(ctx context.Context, sessionKey string) (m models.HistoryMessage, ok bool, err error) {
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil || !s.enabled {
+	if _, err := s.SessionUUID(sessionKey); err != nil || !s.enabled {
 		return m, false, err
 	}
+	err = s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
+		var err error
+		m, ok, err = s.popMessage(ctx, sid)
+		return err
+	})
+	return m, ok, err
+}
+
+// popMessage is PopMessage of one session id.
+func (s *Store) popMessage(ctx context.Context, sid uuid.UUID) (m models.HistoryMessage, ok bool, err error) {
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.drv.lock(ctx, tx, sid); err != nil {
 			return err
@@ -66,12 +75,22 @@ func (s *Store) PopMessage(ctx context.Context, sessionKey string) (m models.His
 // ClearMessages soft-deletes every live message of the tenant in the session
 // and returns how many; the session itself stays, with its status.
 func (s *Store) ClearMessages(ctx context.Context, sessionKey string) (int, error) {
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil || !s.enabled {
+	if _, err := s.SessionUUID(sessionKey); err != nil || !s.enabled {
 		return 0, err
 	}
 	var n int
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
+		var err error
+		n, err = s.clearMessages(ctx, sid)
+		return err
+	})
+	return n, err
+}
+
+// clearMessages is ClearMessages of one session id.
+func (s *Store) clearMessages(ctx context.Context, sid uuid.UUID) (int, error) {
+	var n int
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.drv.lock(ctx, tx, sid); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -114,37 +115,38 @@ func likePattern(q string) string {
 // differ only in how JSON is read and which index matches the words.
 var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: withIndex(searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail),
-		tool:    withIndex(searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail),
+		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail,
+		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail,
 	},
 	false: {
-		content: withIndex(searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail),
-		tool:    withIndex(searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail),
+		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail,
+		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail,
 	},
 }
 
-// withIndex adds each hit's position among the tenant's live messages of
-// its session (what lookup --index and an uncompacted load number), counted
-// for the hits only, after the limit: one range of the (session_id,
-// created_at, id) index per hit.
-func withIndex(hits string) string {
-	return `SELECT h.session_id, h.name, h.agent_name, h.role, h.created_at, h.content, h.entity_key, h.tool_name,
-		(SELECT count(*) FROM messages p WHERE p.session_id = h.session_id AND p.tenant_id = h.tenant_id
-			AND p.deleted_at IS NULL AND (p.created_at < h.created_at OR p.created_at = h.created_at AND p.id < h.id))
-		FROM (` + hits + `) h ORDER BY h.created_at DESC, h.id DESC`
-}
+// positionsQuery counts, for each hit, the tenant's live messages before
+// it in its session: its position, what lookup --index takes and an
+// uncompacted load numbers. One statement for all the hits, a join on the
+// session (the distribution column on Citus, which plans no correlated
+// subquery over a subquery), after the limit: one range of the
+// (session_id, created_at, id) index per hit.
+const positionsQuery = `SELECT h.id AS id, count(p.id) AS n FROM messages h
+	LEFT JOIN messages p ON p.session_id = h.session_id AND p.tenant_id = h.tenant_id AND p.deleted_at IS NULL
+		AND (p.created_at < h.created_at OR p.created_at = h.created_at AND p.id < h.id)
+	WHERE h.id IN (?) AND h.session_id IN (?) AND h.tenant_id = ?
+	GROUP BY h.id`
 
 // searchSelect is the rows and joins of a message search, live rows of live
 // sessions.
 func searchSelect(pg bool) string {
 	if pg {
-		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000) AS content,
-			m.metadata->>'entity_key' AS entity_key, m.metadata->>'tool_name' AS tool_name, m.id, m.tenant_id
+		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
+			m.metadata->>'entity_key', m.metadata->>'tool_name', m.id
 			FROM messages m JOIN sessions s ON s.id = m.session_id
 			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 	}
-	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000) AS content,
-		json_extract(m.metadata, '$.entity_key') AS entity_key, json_extract(m.metadata, '$.tool_name') AS tool_name, m.id, m.tenant_id
+	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
+		json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name'), m.id
 		FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 }
@@ -202,13 +204,15 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 	}
 	defer rows.Close()
 	var hits []SearchHit
+	var ids []uuid.UUID // each hit's message, for positions
 	for rows.Next() {
 		var h SearchHit
 		var sid string
 		var name, agent, key, tool *string
 		var created dbTime
 		var content string
-		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool, &h.Index); err != nil {
+		var id uuid.UUID
+		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool, &id); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		h.SessionID, _ = uuid.Parse(sid)
@@ -216,8 +220,42 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 		h.Timestamp = models.FormatTimestamp(created.Time)
 		h.Snippet = snippet(content, o)
 		hits = append(hits, h)
+		ids = append(ids, id)
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return hits, s.positions(ctx, hits, ids)
+}
+
+// positions sets each hit's Index (positionsQuery).
+func (s *Store) positions(ctx context.Context, hits []SearchHit, ids []uuid.UUID) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	var sids []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for _, h := range hits {
+		if !seen[h.SessionID] {
+			seen[h.SessionID] = true
+			sids = append(sids, h.SessionID)
+		}
+	}
+	var got []struct {
+		ID uuid.UUID `bun:"id"`
+		N  int       `bun:"n"`
+	}
+	if err := s.db.NewRaw(positionsQuery, bun.List(ids), bun.List(sids), s.userID).Scan(ctx, &got); err != nil {
+		return fmt.Errorf("search positions: %w", err)
+	}
+	at := make(map[uuid.UUID]int, len(got))
+	for _, g := range got {
+		at[g.ID] = g.N
+	}
+	for i := range hits {
+		hits[i].Index = at[ids[i]]
+	}
+	return nil
 }
 
 func (s *Store) searchAgent(ctx context.Context, o SearchOptions) ([]SearchHit, error) {

@@ -158,11 +158,12 @@ func (s *Store) SessionInfo(ctx context.Context, sessionKey string) (SessionInfo
 	if err := s.on(); err != nil {
 		return SessionInfo{}, err
 	}
-	sid, err := s.SessionUUID(sessionKey)
-	if err != nil {
-		return SessionInfo{}, err
-	}
-	sess, err := s.getSession(ctx, s.db, sid)
+	var sess *models.Session
+	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
+		var err error
+		sess, err = s.getSession(ctx, s.db, sid)
+		return err
+	})
 	if err != nil {
 		return SessionInfo{}, err
 	}

@@ -23,6 +23,7 @@ type Store struct {
 	enabled bool
 	now     func() time.Time
 	retries int
+	secret  *secretCache // the database's, shared by a Stores' stores (names.go)
 }
 
 // Options configures New.
@@ -54,9 +55,11 @@ func (o Options) compressor() (*compressor.Compressor, error) {
 
 // New returns a store on db, which must be migrated (migrations.Up).
 // [Store.InTx] gives the same store inside a caller's transaction.
-func New(db *repository.DB, o Options) (*Store, error) { return newStore(db, o, newTurns()) }
+func New(db *repository.DB, o Options) (*Store, error) {
+	return newStore(db, o, newTurns(), &secretCache{})
+}
 
-func newStore(db *repository.DB, o Options, tr *turns) (*Store, error) {
+func newStore(db *repository.DB, o Options, tr *turns, sec *secretCache) (*Store, error) {
 	if err := checkID("user_id", o.UserID, models.MaxIDLen); err != nil {
 		return nil, err
 	}
@@ -76,7 +79,7 @@ func newStore(db *repository.DB, o Options, tr *turns) (*Store, error) {
 		retries = 0
 	}
 	return &Store{db: conn{IDB: db.DB, pool: db.Pool, loads: db.LoadPool, mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
-		enabled: !o.Disabled, now: now, retries: retries}, nil
+		enabled: !o.Disabled, now: now, retries: retries, secret: sec}, nil
 }
 
 // InTx returns the store with every call running inside tx, a transaction

@@ -10,9 +10,10 @@ import (
 // every surface — CLI, HTTP API, viewer, MCP — takes its stores from it, so
 // storage switched off is off everywhere and T is the same everywhere.
 type Stores struct {
-	db    *repository.DB
-	o     Options
-	turns *turns // one line per session for all the tenants' stores
+	db     *repository.DB
+	o      Options
+	turns  *turns // one line per session for all the tenants' stores
+	secret *secretCache
 }
 
 // NewStores checks o (its UserID is ignored: [Stores.For] names the tenant)
@@ -23,7 +24,7 @@ func NewStores(db *repository.DB, o Options) (*Stores, error) {
 		return nil, err
 	}
 	o.UserID, o.TruncateLength = "", c.TruncateLength()
-	return &Stores{db: db, o: o, turns: newTurns()}, nil
+	return &Stores{db: db, o: o, turns: newTurns(), secret: &secretCache{}}, nil
 }
 
 // FromSettings is the one place settings become store options:
@@ -36,7 +37,7 @@ func FromSettings(db *repository.DB, cfg settings.Config) (*Stores, error) {
 func (f *Stores) For(userID string) (*Store, error) {
 	o := f.o
 	o.UserID = userID
-	return newStore(f.db, o, f.turns)
+	return newStore(f.db, o, f.turns, f.secret)
 }
 
 // TruncateLength is T.

@@ -81,30 +81,36 @@ func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.
 	if len(msgs) == 0 {
 		return res, nil
 	}
-	p, err := s.plan(sid, sessionKey, msgs, userID, writeOpts{})
-	if err != nil {
-		return res, err
-	}
-	p.expect = expect
-	err = s.withRetry(ctx, "store", neverSent, func() error {
-		var err error
-		res, err = s.write(ctx, s.db, p)
-		if repository.IsUniqueViolation(err) {
-			// A concurrent call stored one of these ids (in another session,
-			// whose lock is not ours) between our check and our insert. Once
-			// more: the check now sees its row and answers as if the two
-			// calls had run one after the other.
-			res, err = s.write(ctx, s.db, p)
+	// By name, the session is created at the name's private id when its
+	// public one is another tenant's (names.go).
+	err = s.byName(ctx, sessionKey, true, func(sid uuid.UUID) error {
+		p, err := s.plan(sid, sessionKey, msgs, userID, writeOpts{})
+		if err != nil {
+			return err
 		}
-		return err
+		p.expect = expect
+		err = s.withRetry(ctx, "store", neverSent, func() error {
+			var err error
+			res, err = s.write(ctx, s.db, p)
+			if repository.IsUniqueViolation(err) {
+				// A concurrent call stored one of these ids (in another
+				// session, whose lock is not ours) between our check and
+				// our insert. Once more: the check now sees its row and
+				// answers as if the two calls had run one after the other.
+				res, err = s.write(ctx, s.db, p)
+			}
+			return err
+		})
+		if repository.IsUniqueViolation(err) {
+			err = fmt.Errorf("%w: %s", ErrConflict, firstLine(err))
+		}
+		if err != nil {
+			res = StoreResult{SessionID: sid}
+			return fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
+		}
+		return nil
 	})
-	if repository.IsUniqueViolation(err) {
-		err = fmt.Errorf("%w: %s", ErrConflict, firstLine(err))
-	}
-	if err != nil {
-		return StoreResult{SessionID: sid}, fmt.Errorf("store %d messages in session %s: %w", len(msgs), sid, err)
-	}
-	return res, nil
+	return res, err
 }
 
 // StoreMessage stores one message and returns its REM LOOKUP key.
@@ -123,11 +129,15 @@ func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (u
 	if err != nil || !s.enabled {
 		return sid, err
 	}
-	p, err := s.plan(sid, sessionKey, nil, userID, writeOpts{allowInactive: true})
-	if err != nil {
-		return sid, err
-	}
-	_, err = s.write(ctx, s.db, p)
+	err = s.byName(ctx, sessionKey, true, func(id uuid.UUID) error {
+		sid = id
+		p, err := s.plan(id, sessionKey, nil, userID, writeOpts{allowInactive: true})
+		if err != nil {
+			return err
+		}
+		_, err = s.write(ctx, s.db, p)
+		return err
+	})
 	return sid, err
 }
 

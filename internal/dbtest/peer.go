@@ -3,6 +3,7 @@ package dbtest
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,16 @@ func WithoutTenantGuard(t testing.TB, db bun.IDB) {
 		if _, err := db.ExecContext(ctx, "ALTER TABLE "+tr[0]+" DISABLE TRIGGER "+tr[1]); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// SameSecret gives db the derivation secret every database it is called on
+// shares (remstore_secrets; sessionstore/names.go), so that tests that run
+// the same calls on several databases and compare the rows (the
+// differential test) derive the same private ids.
+func SameSecret(t testing.TB, db bun.IDB) {
+	t.Helper()
+	if _, err := db.NewRaw("UPDATE remstore_secrets SET value = ? WHERE name = 'derive'", strings.Repeat("5e", 32)).Exec(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
