@@ -31,6 +31,12 @@ func (b *budget) take(key string) bool {
 	return true
 }
 
+func (b *budget) full() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n >= b.total
+}
+
 func (b *budget) give(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

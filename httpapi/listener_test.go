@@ -1,11 +1,17 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/remstore/remstore/internal/dbtest"
 )
 
 // fakeConn is a connection from addr that records whether it was closed.
@@ -64,4 +70,95 @@ func TestConnectionCapPerIPv6Network(t *testing.T) {
 	if accepted != 4 || closed != 296 {
 		t.Fatalf("accepted %d of the /64, refused %d; want 4 and 296", accepted, closed)
 	}
+}
+
+// M2 of issue 42: idle connections that never show a key, from many
+// addresses (each under the per-client cap), held every slot and every
+// other client got 503. Now they are guests: at most half the slots, closed
+// after GuestIdle, and the one idle longest makes room for a newcomer; a
+// signed-in connection is not a guest and keeps its keep-alive.
+func TestIdleGuestsCannotDenyASignedInClient(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewSQLite(t), Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 16
+	l := LimitListener(ln, total, 4)
+	l.GuestIdle = 2 * time.Second
+	srv := HTTPServer(api, time.Minute, time.Second, 5*time.Second)
+	l.Attach(srv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := ln.Addr().(*net.TCPAddr)
+	// Hoarders: 4 connections from each of 8 loopback addresses, idle.
+	var hoard []net.Conn
+	for a := range 8 {
+		for range 4 {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+a))}}
+			c, err := d.Dial("tcp", addr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			hoard = append(hoard, c)
+		}
+	}
+	t.Cleanup(func() {
+		for _, c := range hoard {
+			_ = c.Close()
+		}
+	})
+	time.Sleep(200 * time.Millisecond) // every hoarder accepted or refused
+	// A signed-in client on new connections, one request each: served.
+	get := func(c *http.Client) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+addr.String()+"/v1/sessions", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-User-Id", "alice")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("signed-in request: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	for i := range 20 {
+		if code := get(fresh); code != 200 {
+			t.Fatalf("signed-in request %d: %d with %d idle guests holding the slots", i, code, len(hoard))
+		}
+	}
+	// Its keep-alive connection outlives GuestIdle: it is signed in.
+	keep := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
+	if code := get(keep); code != 200 {
+		t.Fatal(code)
+	}
+	time.Sleep(l.GuestIdle + 500*time.Millisecond)
+	reused := false
+	req, _ := http.NewRequest("GET", "http://"+addr.String()+"/v1/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
+	resp, err := keep.Do(req)
+	if err != nil || resp.StatusCode != 200 || !reused {
+		t.Fatalf("the signed-in keep-alive after %s: %v %v reused=%v", l.GuestIdle, err, resp, reused)
+	}
+	_ = resp.Body.Close()
+	// Every hoarder still open by then was closed (evicted or idle too long).
+	open := 0
+	for _, c := range hoard {
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err != nil && isTimeout(err) {
+			open++
+		}
+	}
+	if open != 0 {
+		t.Errorf("%d idle guests still open after %s", open, l.GuestIdle)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -173,10 +173,12 @@ func listen(h http.Handler, limited bool) (addr string, stop func(), err error) 
 	if err != nil {
 		return "", nil, err
 	}
-	if limited {
-		ln = httpapi.LimitListener(ln, httpapi.DefaultMaxConns, httpapi.DefaultMaxConnsPerClient)
-	}
 	srv := httpapi.HTTPServer(h, httpapi.DefaultIdleTimeout, httpapi.DefaultBodyTimeout, httpapi.DefaultRequestTimeout)
+	if limited { // as serve runs it
+		l := httpapi.LimitListener(ln, httpapi.DefaultMaxConns, httpapi.DefaultMaxConnsPerClient)
+		l.Attach(srv)
+		ln = l
+	}
 	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }

@@ -54,6 +54,9 @@ Every wait is bounded: headers must arrive within 10s and a body within
 only once its body has arrived; idle keep-alive connections close after
 --idle-timeout; connections beyond --max-conns (kept below the descriptor
 limit) or --max-conns-per-client from one address are answered 503 and closed.
+A connection that has not yet carried a valid API key gets at most half the
+slots and 10s of idleness, and the one idle longest makes room for a newcomer:
+idle connections cannot lock signed-in clients out.
 A search has a budget of its own: one per user at once and --max-searches in
 all (429 beyond), each within --search-timeout.
 
@@ -153,8 +156,10 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 				return &exitError{ExitUnavailable, fmt.Errorf("listen on %s %s: %w", addrName, o.addr, err)}
 			}
 			maxConns := min(o.maxConns, descriptorBudget())
-			ln = httpapi.LimitListener(ln, maxConns, o.perConn)
+			limited := httpapi.LimitListener(ln, maxConns, o.perConn)
+			ln = limited
 			srv := httpapi.HTTPServer(api, o.idle, o.bodyTimeout, o.timeout)
+			limited.Attach(srv)
 			srv.TLSConfig = tlsConf
 			scheme := "http"
 			if tlsConf != nil {
