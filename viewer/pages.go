@@ -3,6 +3,7 @@ package viewer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -85,14 +86,20 @@ func lengthBar(n, t int) bar {
 	return bar{Width: barWidth, Fill: fill, Mark: barWidth / 2}
 }
 
-// sessionJSON is the session's every stored row in full, as JSON (Copy).
+// sessionJSON is the session's every stored row in full, as JSON (Copy),
+// written as the rows arrive: memory flat however long the session.
 func (v *Viewer) sessionJSON(w http.ResponseWriter, r *http.Request, q *request) error {
-	_, hist, err := q.store.GetSession(r.Context(), r.PathValue("id"), sessionstore.LoadOptions{Extras: true, NoCompress: true, IgnoreCompaction: true})
-	if err != nil {
+	key := r.PathValue("id")
+	if _, err := q.store.SessionInfo(r.Context(), key); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return models.EncodeHistory(w, hist)
+	enc := models.NewHistoryEncoder(w)
+	err := q.store.LoadEach(r.Context(), key, sessionstore.LoadOptions{Extras: true, NoCompress: true, IgnoreCompaction: true}, enc.Encode)
+	if err != nil {
+		return err // before the first message: an error page; after it: a cut body
+	}
+	return enc.Close()
 }
 
 // compactionOf reads whether a message is a compaction summary and how many
@@ -144,39 +151,153 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	// that time, scrolled to it; every row is shown, as search finds them.
 	ts := r.URL.Query().Get("ts")
 	all := r.URL.Query().Get("all") == "1" || ts != ""
-	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{Extras: true, IgnoreCompaction: all})
+	info, err := q.store.SessionInfo(r.Context(), key)
 	if err != nil {
 		return err
 	}
+	lo := sessionstore.LoadOptions{Extras: true, IgnoreCompaction: all}
 	if ts != "" {
-		for i, m := range hist {
+		at := -1
+		i := 0
+		err := q.store.LoadEach(r.Context(), key, lo, func(m models.HistoryMessage) error {
 			if m.Timestamp != nil && *m.Timestamp == ts {
-				http.Redirect(w, r, fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", info.ID, i, i), http.StatusSeeOther)
-				return nil
+				at = i
+				return errFound
 			}
+			i++
+			return nil
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return err
 		}
-		v.fail(w, r, http.StatusNotFound, "no message of this session was stored at "+ts)
+		if at < 0 {
+			v.fail(w, r, http.StatusNotFound, "no message of this session was stored at "+ts)
+			return nil
+		}
+		http.Redirect(w, r, fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", info.ID, at, at), http.StatusSeeOther)
 		return nil
 	}
 	t := v.o.TruncateLength
 	view := r.URL.Query().Get("view")
 	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
-	var pv []pydanticMsg
-	total := len(hist)
+	base := "/ui/sessions/" + info.ID.String()
 	if view == "pydantic" {
-		pv = pydanticView(hist)
-		total = len(pv)
+		return v.pydanticPage(w, r, q, key, info, lo, from, base)
 	}
-	pg := pageOf(from, total, "/ui/sessions/"+info.ID.String(), view)
-	var msgs []msgView
+	// The history streams: totals over every message, drawn views for the
+	// page's only (issue 42 H1: a 200,000-message session was built whole
+	// for each request). A page asked past the end is drawn again, as the
+	// last one, once the count is known.
+	var (
+		msgs         []msgView
+		stored, sent int
+		tot          usageTotals
+		replaced     int // rows a summary stands for, when the page shows the summary
+		total        int
+		window       = page{From: max(0, from), To: max(0, from) + pageSize}
+		drawn        = window
+	)
+	each := func(count bool) func(models.HistoryMessage) error {
+		i := 0
+		return func(m models.HistoryMessage) error {
+			defer func() { i++ }()
+			in, out, author, model := usageOf(m)
+			replaces, isSummary := compactionOf(m)
+			if count { // the first pass; the second draws a page only
+				tot.add(in, out, model)
+				if isSummary && !all {
+					replaced = replaces
+				}
+				n := utf8.RuneCountInString(m.Content)
+				length := n
+				if m.Compressed {
+					length = m.OriginalLength
+				}
+				stored, sent, total = stored+length, sent+n, total+1
+			}
+			if i < drawn.From || i >= drawn.To {
+				return nil
+			}
+			msgs = append(msgs, messageView(i, m, t, replaces, isSummary, in, out, author, model))
+			return nil
+		}
+	}
+	if err := q.store.LoadEach(r.Context(), key, lo, each(true)); err != nil {
+		return err
+	}
+	pg := pageOf(from, total, base, view)
+	if pg.From != window.From && total > 0 {
+		msgs, drawn = nil, page{From: pg.From, To: pg.To}
+		if err := q.store.LoadEach(r.Context(), key, lo, each(false)); err != nil {
+			return err
+		}
+	}
+	d := v.base(q, "Session "+info.Name)
+	d["All"], d["Replaced"], d["Usage"] = all, replaced, tot
+	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, msgs, t, 2*t, total
+	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
+	d["View"] = "history"
+	v.render(w, http.StatusOK, "session", d)
+	return nil
+}
+
+// errFound stops a stream at the message it looked for.
+var errFound = errors.New("found")
+
+// messageView is one drawn message of the history page.
+func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool, in, out int, author, model string) msgView {
+	n := utf8.RuneCountInString(m.Content)
+	length := n
+	if m.Compressed {
+		length = m.OriginalLength
+	}
+	mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: n, Length: length,
+		Compaction: isSummary, ReplacesBefore: replaces, In: in, Out: out, Author: author, Model: model}
+	if m.Timestamp != nil {
+		mv.Time = *m.Timestamp
+	}
+	if m.Compressed {
+		mv.Compressed, mv.Key = true, m.EntityKey
+		mv.Head, mv.Marker, mv.Tail = splitCut(m.Content, m.EntityKey)
+	}
+	mv.ToolCallID, mv.ToolName = m.ToolCallID, m.ToolName
+	if m.Role == models.RoleTool {
+		mv.Content = prettyText(m.Content)
+	}
+	if len(m.ToolArguments) > 0 {
+		mv.ToolArgs = pretty(m.ToolArguments)
+	}
+	for _, f := range m.Extra {
+		if f.Key == "tool_calls" {
+			mv.Calls = toolCalls(f.Value)
+		}
+	}
+	if b, err := json.Marshal(m); err == nil {
+		mv.JSON = escapeBidi(string(literalHTML(b)))
+	}
+	mv.Bar = lengthBar(mv.Length, t)
+	mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
+	return mv
+}
+
+// pydanticPage is the session as pydantic-ai messages. The conversion pairs
+// tool calls across the whole history, so it reads the session whole (the
+// history view streams).
+func (v *Viewer) pydanticPage(w http.ResponseWriter, r *http.Request, q *request, key string, info sessionstore.SessionInfo, lo sessionstore.LoadOptions, from int, base string) error {
+	hist, err := q.store.Load(r.Context(), key, lo)
+	if err != nil {
+		return err
+	}
+	t := v.o.TruncateLength
+	pv := pydanticView(hist)
+	pg := pageOf(from, len(pv), base, "pydantic")
 	stored, sent := 0, 0
 	var tot usageTotals
-	replaced := 0 // rows a summary stands for, when the page shows the summary
-	for i, m := range hist {
-		in, out, author, model := usageOf(m)
+	replaced := 0
+	for _, m := range hist {
+		in, out, _, model := usageOf(m)
 		tot.add(in, out, model)
-		replaces, isSummary := compactionOf(m)
-		if isSummary && !all {
+		if replaces, isSummary := compactionOf(m); isSummary && !lo.IgnoreCompaction {
 			replaced = replaces
 		}
 		n := utf8.RuneCountInString(m.Content)
@@ -185,46 +306,12 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 			length = m.OriginalLength
 		}
 		stored, sent = stored+length, sent+n
-		if view == "pydantic" || i < pg.From || i >= pg.To {
-			continue
-		}
-		mv := msgView{Index: i, Role: string(m.Role), Content: m.Content, Sent: n, Length: length,
-			Compaction: isSummary, ReplacesBefore: replaces, In: in, Out: out, Author: author, Model: model}
-		if m.Timestamp != nil {
-			mv.Time = *m.Timestamp
-		}
-		if m.Compressed {
-			mv.Compressed, mv.Key = true, m.EntityKey
-			mv.Head, mv.Marker, mv.Tail = splitCut(m.Content, m.EntityKey)
-		}
-		mv.ToolCallID, mv.ToolName = m.ToolCallID, m.ToolName
-		if m.Role == models.RoleTool {
-			mv.Content = prettyText(m.Content)
-		}
-		if len(m.ToolArguments) > 0 {
-			mv.ToolArgs = pretty(m.ToolArguments)
-		}
-		for _, f := range m.Extra {
-			if f.Key == "tool_calls" {
-				mv.Calls = toolCalls(f.Value)
-			}
-		}
-		if b, err := json.Marshal(m); err == nil {
-			mv.JSON = escapeBidi(string(literalHTML(b)))
-		}
-		mv.Bar = lengthBar(mv.Length, t)
-		mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
-		msgs = append(msgs, mv)
 	}
 	d := v.base(q, "Session "+info.Name)
-	d["All"], d["Replaced"], d["Usage"] = all, replaced, tot
-	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, msgs, t, 2*t, len(hist)
+	d["All"], d["Replaced"], d["Usage"] = lo.IgnoreCompaction, replaced, tot
+	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, []msgView(nil), t, 2*t, len(hist)
 	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
-	d["View"] = "history"
-	if view == "pydantic" {
-		d["View"] = "pydantic"
-		d["Pydantic"] = pv[pg.From:pg.To]
-	}
+	d["View"], d["Pydantic"] = "pydantic", pv[pg.From:pg.To]
 	v.render(w, http.StatusOK, "session", d)
 	return nil
 }

@@ -43,6 +43,8 @@ type Store interface {
 	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
 	SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]sessionstore.Stats, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
+	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
+	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
 	Search(ctx context.Context, o sessionstore.SearchOptions) ([]sessionstore.SearchHit, error)
 }
 
