@@ -128,9 +128,6 @@ func Decompress(m models.HistoryMessage, full string) models.HistoryMessage {
 	return out
 }
 
-// IsCompressed reports whether m carries the _compressed flag.
-func IsCompressed(m models.HistoryMessage) bool { return m.Compressed }
-
 // EntityKey returns the REM LOOKUP key of a compressed message.
 func EntityKey(m models.HistoryMessage) (string, bool) {
 	return m.EntityKey, m.Compressed && m.EntityKey != ""

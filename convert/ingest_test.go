@@ -256,7 +256,9 @@ func rowsOf(msgs []models.HistoryMessage) []any {
 			"tool_arguments": string(m.ToolArguments), "timestamp": m.Timestamp}
 		for _, f := range m.Extra {
 			var v any
-			_ = json.Unmarshal(f.Value, &v)
+			if err := json.Unmarshal(f.Value, &v); err != nil {
+				v = "undecodable: " + string(f.Value) // compared as such
+			}
 			r[f.Key] = v
 		}
 		out[i] = r

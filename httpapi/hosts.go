@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// LoopbackHosts are the names a server bound to a loopback address answers
+// loopbackHosts are the names a server bound to a loopback address answers
 // to without being told more.
-var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // AllowedHosts is the Host allow-list of a server bound to addr with the
 // extra names given (--allowed-host): on a loopback address the loopback
@@ -32,7 +32,7 @@ func AllowedHosts(addr string, extra []string) []string {
 	ip := net.ParseIP(host)
 	switch {
 	case host == "localhost" || ip != nil && ip.IsLoopback():
-		out = append(out, LoopbackHosts...)
+		out = append(out, loopbackHosts...)
 		out = append(out, host)
 	case host == "" || ip != nil && ip.IsUnspecified():
 		if len(out) == 0 {

@@ -196,7 +196,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, r := range Routes {
+	for _, r := range routes {
 		method, path, _ := strings.Cut(r, " ")
 		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
 			t.Errorf("%s is not in openapi.json", r)
@@ -205,8 +205,8 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	for _, ops := range doc.Paths {
 		n += len(ops)
 	}
-	if n != len(Routes) {
-		t.Errorf("openapi.json has %d operations, the server %d", n, len(Routes))
+	if n != len(routes) {
+		t.Errorf("openapi.json has %d operations, the server %d", n, len(routes))
 	}
 }
 
@@ -404,7 +404,9 @@ func TestHardeningHTTP(t *testing.T) {
 		tc.c.user = "alice"
 		code, body, _ := do(t, api, tc.c)
 		var eb ErrorBody
-		_ = json.Unmarshal([]byte(body), &eb)
+		if err := json.Unmarshal([]byte(body), &eb); err != nil {
+			t.Fatalf("error body %s: %v", body, err)
+		}
 		if code != tc.code || eb.Error.Field != tc.field {
 			t.Errorf("%s %s %.60s: %d %s, want %d naming %s", tc.c.method, tc.c.path, tc.c.body, code, body, tc.code, tc.field)
 		}
@@ -631,8 +633,16 @@ func TestGuardedStoreAndLastN(t *testing.T) {
 			code, body, _ := do(t, api, c)
 			var ok StoreResponse
 			var bad ErrorBody
-			_ = json.Unmarshal([]byte(body), &ok)
-			_ = json.Unmarshal([]byte(body), &bad)
+			if code < 400 {
+				if err := json.Unmarshal([]byte(body), &ok); err != nil {
+					t.Fatalf("store answer %s: %v", body, err)
+				}
+			}
+			if code >= 400 {
+				if err := json.Unmarshal([]byte(body), &bad); err != nil {
+					t.Fatalf("error body %s: %v", body, err)
+				}
+			}
 			return code, ok, bad
 		}
 		_, last := load("")
@@ -719,7 +729,9 @@ func TestUnmappedRowsAreCounted(t *testing.T) {
 				t.Fatalf("store: %d %s", code, body)
 			}
 			var res StoreResponse
-			_ = json.Unmarshal([]byte(body), &res)
+			if err := json.Unmarshal([]byte(body), &res); err != nil {
+				t.Fatalf("store answer %s: %v", body, err)
+			}
 			at := time.Now().Add(time.Hour)
 			if _, err := dbtest.PeerStore(ctx, db, uuid.MustParse(res.SessionID), "alice", []dbtest.PeerMessage{{Role: "bot", Content: "beep"}, {Role: "USER", Content: "hey"}},
 				func(i int) time.Time { return at.Add(time.Duration(i) * time.Second) }); err != nil {

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -258,13 +259,17 @@ func New(o Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Routes lists every "METHOD /path" the API serves (the OpenAPI test uses it).
-var Routes = []string{
+var routes = []string{
 	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup", "GET /v1/search",
 	"GET /v1/sessions", "GET /v1/sessions/{id}", "PATCH /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
 	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel",
 	"DELETE /v1/sessions/{id}/messages/last", "DELETE /v1/sessions/{id}/messages",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 }
+
+// Routes lists the API's routes ("METHOD /path"), as the OpenAPI document
+// and the reference name them.
+func Routes() []string { return slices.Clone(routes) }
 
 func (s *Server) routes() {
 	h := map[string]http.HandlerFunc{
@@ -291,7 +296,7 @@ func (s *Server) routes() {
 			_, _ = w.Write(OpenAPI)
 		},
 	}
-	for _, route := range Routes {
+	for _, route := range routes {
 		handler := h[route]
 		s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
 			infoOf(r).route = route // the mux's r.Pattern stays on its copy

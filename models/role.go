@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -36,11 +37,11 @@ func (r Role) Normalize() Role {
 // IsTool reports whether r is a tool result (tool or function).
 func (r Role) IsTool() bool { return r.Normalize() == RoleTool }
 
-// IsAssistant reports whether r is a model answer (assistant, model or empty).
-func (r Role) IsAssistant() bool { return r.Normalize() == RoleAssistant }
-
 // Roles are the roles remstore's write paths accept (SPEC §1; case matters).
-var Roles = []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleFunction, RoleModel}
+var roles = []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleFunction, RoleModel}
+
+// Roles are the roles remstore's write paths accept (a copy).
+func Roles() []Role { return slices.Clone(roles) }
 
 // Known reports whether r is one of Roles. Rows with other roles (the peer
 // writes any) still load unchanged; only remstore's writers refuse them.
@@ -59,8 +60,8 @@ func CheckRole(i int, r Role) error {
 	if r.Known() {
 		return nil
 	}
-	names := make([]string, len(Roles))
-	for j, k := range Roles {
+	names := make([]string, len(roles))
+	for j, k := range roles {
 		names[j] = string(k)
 	}
 	return &FieldError{Index: i, Field: "role", Reason: fmt.Sprintf("%s is not a role; the roles are %s%s",

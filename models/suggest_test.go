@@ -44,7 +44,7 @@ func TestDidYouMean(t *testing.T) {
 }
 
 func TestCheckRole(t *testing.T) {
-	for _, r := range Roles {
+	for _, r := range roles {
 		if err := CheckRole(0, r); err != nil {
 			t.Errorf("%s: %v", r, err)
 		}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,7 +71,13 @@ const (
 
 // Statuses are the session statuses, in the order of their lifecycle;
 // anything else is bad input.
-var Statuses = []string{StatusActive, StatusCompleted, StatusCancelled, StatusError}
+var statuses = []string{StatusActive, StatusCompleted, StatusCancelled, StatusError}
+
+// Statuses are a session's statuses (a copy).
+func Statuses() []string { return slices.Clone(statuses) }
+
+// IsStatus says whether s is one of Statuses.
+func IsStatus(s string) bool { return slices.Contains(statuses, s) }
 
 // Ptr returns a pointer to v; handy for the nullable columns.
 func Ptr[T any](v T) *T { return &v }

@@ -48,7 +48,9 @@ func TestPydanticAIRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			var msgs []json.RawMessage
-			_ = json.Unmarshal(in, &msgs)
+			if err := json.Unmarshal(in, &msgs); err != nil {
+				t.Fatal(err)
+			}
 			big, small := newStore(t, db, "pai", 100_000), newStore(t, db, "pai", 5)
 			key := filepath.Base(p)
 			// One store call per message: a turn's new_messages() may split anywhere.
@@ -84,7 +86,9 @@ func TestPydanticAIRoundTrip(t *testing.T) {
 			}
 			hist, cut := load(small)
 			var got []map[string]any
-			_ = json.Unmarshal(cut, &got)
+			if err := json.Unmarshal(cut, &got); err != nil {
+				t.Fatal(err)
+			}
 			compressed := 0
 			for _, m := range hist {
 				if !m.Compressed {

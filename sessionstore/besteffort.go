@@ -40,13 +40,6 @@ func (b BestEffort) Load(ctx context.Context, sessionKey string, o LoadOptions) 
 	return out
 }
 
-// EnsureSession creates the session, ignoring failures.
-func (b BestEffort) EnsureSession(ctx context.Context, sessionKey, userID string) {
-	if _, err := b.Store.EnsureSession(ctx, sessionKey, userID); err != nil {
-		b.log().Warn("remstore: ensure session failed", "session", sessionKey, "err", err)
-	}
-}
-
 // Lookup returns the full text and whether it was found; errors are logged.
 func (b BestEffort) Lookup(ctx context.Context, key string) (string, bool) {
 	s, err := b.Store.Lookup(ctx, key)

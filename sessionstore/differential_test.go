@@ -559,7 +559,9 @@ func dumpRows(t *testing.T, db *repository.DB, sids map[uuid.UUID]bool, callerID
 		calls := "null"
 		if m.ToolCalls != nil {
 			var v any
-			_ = json.Unmarshal(m.ToolCalls, &v)
+			if err := json.Unmarshal(m.ToolCalls, &v); err != nil {
+				v = "undecodable: " + string(m.ToolCalls) // compared as such: writers that disagree still differ
+			}
 			calls = js(v)
 		}
 		lines = append(lines, fmt.Sprintf("message %s@%s id=%s role=%s content=%q calls=%s edges=%s meta=%s tags=%v trace=%s span=%s user=%s tenant=%s updated=%s deleted=%s",

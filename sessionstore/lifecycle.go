@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -129,12 +128,6 @@ func (s *Store) setStatus(ctx context.Context, tx bun.Tx, sessionKey string, ses
 	return nil
 }
 
-// RenameSession sets the session's name.
-func (s *Store) RenameSession(ctx context.Context, sessionKey, name string) error {
-	_, err := s.UpdateSession(ctx, sessionKey, SessionUpdate{Name: &name})
-	return err
-}
-
 // UpdateSession changes name, agent and settings.
 func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionUpdate) (SessionInfo, error) {
 	if err := s.on(); err != nil {
@@ -159,7 +152,7 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 			return SessionInfo{}, err
 		}
 	}
-	if u.Status != nil && !slices.Contains(models.Statuses, *u.Status) {
+	if u.Status != nil && !models.IsStatus(*u.Status) {
 		return SessionInfo{}, fieldErr(-1, "status", "%q is not active, completed, cancelled or error", *u.Status)
 	}
 	if err := CheckText(-1, "reason", u.Reason, 0); err != nil {

@@ -32,7 +32,10 @@ func TestRowsThePeerCanRead(t *testing.T) {
 		tc.ToolCalls = []models.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}
 		paiCalls := 0
 		paths := map[string]func() error{
-			"one message": func() error { _, err := s.StoreMessage(ctx, "one", msg("user", "hi"), ""); return err },
+			"one message": func() error {
+				_, err := s.StoreMessages(ctx, "one", []models.HistoryMessage{msg("user", "hi")}, "")
+				return err
+			},
 			"batch": func() error {
 				_, err := s.StoreMessages(ctx, "batch", []models.HistoryMessage{msg("user", "q"), tc,
 					{Role: "tool", Content: "{}", ToolCallID: "c1", ToolName: "f", ToolArguments: []byte(`{"a":1}`)}, msg("assistant", long)}, "caller")

@@ -33,7 +33,10 @@ const (
 )
 
 // SearchKinds are the kinds in the order a form offers them.
-var SearchKinds = []string{SearchContent, SearchTool, SearchKey, SearchAgent}
+var searchKinds = []string{SearchContent, SearchTool, SearchKey, SearchAgent}
+
+// SearchKinds are what a search may look in (a copy).
+func SearchKinds() []string { return slices.Clone(searchKinds) }
 
 // Search limits.
 const (
@@ -82,8 +85,8 @@ func (o *SearchOptions) check() error {
 	switch {
 	case o.In == "":
 		o.In = SearchContent
-	case !slices.Contains(SearchKinds, o.In):
-		return fieldErr(-1, "in", "%q is not %s", o.In, strings.Join(SearchKinds, ", "))
+	case !slices.Contains(searchKinds, o.In):
+		return fieldErr(-1, "in", "%q is not %s", o.In, strings.Join(searchKinds, ", "))
 	}
 	if err := CheckText(-1, "q", o.Query, MaxSearchQuery); err != nil {
 		return err

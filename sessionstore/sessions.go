@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -113,7 +112,7 @@ func (o *ListOptions) normalize() error {
 		return err
 	}
 	for _, st := range o.Statuses {
-		if !slices.Contains(models.Statuses, st) {
+		if !models.IsStatus(st) {
 			return fieldErr(-1, "status", "%q is not active, completed, cancelled or error", st)
 		}
 	}

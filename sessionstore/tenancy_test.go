@@ -25,7 +25,7 @@ func TestTenancyMatrix(t *testing.T) {
 		long := strings.Repeat("alice's long answer ", 10)
 		sid := uuid.New()
 		res := store(t, alice, sid.String(), msg("user", "q"), msg("assistant", long))
-		if err := alice.RenameSession(ctx, sid.String(), secret); err != nil {
+		if err := rename(ctx, alice, sid.String(), secret); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := alice.SetStatus(ctx, sid.String(), "completed", ""); err != nil {
@@ -58,7 +58,7 @@ func TestTenancyMatrix(t *testing.T) {
 		notFound("reopens", err)
 		_, err = bob.SetStatus(ctx, id, "cancelled", "hijack")
 		notFound("cancels", err)
-		notFound("renames", bob.RenameSession(ctx, id, "bob's now"))
+		notFound("renames", rename(ctx, bob, id, "bob's now"))
 		_, err = bob.UpdateSession(ctx, id, sessionstore.SessionUpdate{Settings: map[string]any{"m": "x"}})
 		notFound("updates", err)
 		_, err = bob.Fork(ctx, id, sessionstore.ForkOptions{})

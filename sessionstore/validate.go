@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -68,13 +69,16 @@ func checkJSON(i int, field string, raw []byte, maxBytes int) error {
 // callers that check input before they open the database (the CLI).
 func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch(msgs) }
 
-// WritableKeys are the message keys a store accepts: SPEC §1's table, what
+// writableKeys are the message keys a store accepts: SPEC §1's table, what
 // the store reads from a message (trace_id, span_id, model, agent_schema;
 // SPEC §2), and the extras a full load prints (Extras), which come back in.
-var WritableKeys = []string{"role", "content", "timestamp", "id", "tool_call_id", "tool_name", "tool_arguments",
+var writableKeys = []string{"role", "content", "timestamp", "id", "tool_call_id", "tool_name", "tool_arguments",
 	"_compressed", "_original_length", "_entity_key",
 	"trace_id", "span_id", "model", "agent_schema",
 	"author", "tool_calls", "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey, "compaction"}
+
+// WritableKeys are the message keys a store accepts (a copy).
+func WritableKeys() []string { return slices.Clone(writableKeys) }
 
 // validateBatch checks every message before anything is written, so a bad
 // message in the middle of a batch leaves the database untouched. It refuses
@@ -176,7 +180,7 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				// The peer drops keys it does not know; remstore refuses
 				// them, so that a typo is not stored as a missing field.
 				return fieldErr(i, f.Key, "not a message key; the keys are %s%s",
-					strings.Join(WritableKeys, ", "), models.DidYouMean(f.Key, WritableKeys))
+					strings.Join(writableKeys, ", "), models.DidYouMean(f.Key, writableKeys))
 			}
 			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
 				return err

@@ -113,15 +113,6 @@ func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.
 	return res, err
 }
 
-// StoreMessage stores one message and returns its REM LOOKUP key.
-func (s *Store) StoreMessage(ctx context.Context, sessionKey string, msg models.HistoryMessage, userID string) (string, error) {
-	res, err := s.StoreMessages(ctx, sessionKey, []models.HistoryMessage{msg}, userID)
-	if err != nil || len(res.Keys) == 0 {
-		return "", err
-	}
-	return res.Keys[0], nil
-}
-
 // EnsureSession creates the session row unless it exists and returns its id.
 // A session of another tenant is ErrNotFound.
 func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error) {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -892,10 +893,13 @@ func sessionsOf(msgs []*models.Message) []uuid.UUID {
 	return out
 }
 
-// CopyColumns are the messages columns an import writes, in the order its
+// copyColumns are the messages columns an import writes, in the order its
 // COPY rows hold them.
-var CopyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
+var copyColumns = []string{"id", "session_id", "role", "content", "tool_calls", "graph_edges", "metadata", "tags",
 	"trace_id", "span_id", "user_id", "tenant_id", "created_at", "updated_at", "deleted_at"}
+
+// CopyColumns are the messages columns an import COPYs, in order (a copy).
+func CopyColumns() []string { return slices.Clone(copyColumns) }
 
 // writePG runs one batch on the import's pgx connection: sessions inserted,
 // messages COPYed into the table, skipping ids that exist. The transaction
@@ -992,7 +996,7 @@ func copyRows(ctx context.Context, c *pgx.Conn, rows [][]any) (int64, error) {
 	if _, err := c.Exec(ctx, "SAVEPOINT import_copy"); err != nil {
 		return 0, err
 	}
-	n, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, CopyColumns, pgx.CopyFromRows(rows))
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, copyColumns, pgx.CopyFromRows(rows))
 	if err != nil {
 		_, _ = c.Exec(ctx, "ROLLBACK TO SAVEPOINT import_copy")
 		return 0, fmt.Errorf("copy: %w", err)

@@ -902,7 +902,7 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	qs := r.URL.Query()
 	d := v.base(q, "Search")
 	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in")}
-	d["Q"], d["In"], d["Kinds"] = o.Query, o.In, sessionstore.SearchKinds
+	d["Q"], d["In"], d["Kinds"] = o.Query, o.In, sessionstore.SearchKinds()
 	if strings.TrimSpace(o.Query) == "" {
 		v.render(w, http.StatusOK, "search", d)
 		return nil

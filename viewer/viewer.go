@@ -391,7 +391,7 @@ func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request
 	}
 	d := v.base(q, "Sessions")
 	d["Rows"], d["Total"], d["Next"], d["Prev"], d["Agent"], d["Status"] = rows, res.Total, next, prev, qs.Get("agent"), qs.Get("status")
-	d["Statuses"] = models.Statuses
+	d["Statuses"] = models.Statuses()
 	v.render(w, http.StatusOK, "sessions", d)
 	return nil
 }

@@ -145,6 +145,6 @@ func floorCopy(ctx context.Context, c *pgx.Conn, rows [][]any) error {
 		i++
 		return row, nil
 	})
-	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, transfer.CopyColumns, src)
+	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, transfer.CopyColumns(), src)
 	return err
 }

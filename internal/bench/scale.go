@@ -317,16 +317,3 @@ func (p *Peer) Concurrent(req map[string]any) ([]time.Duration, time.Duration, e
 	}
 	return d, time.Duration(resp.Elapsed), nil
 }
-
-// ConcurrencyAll runs every case of ConcurrencyCases for d each.
-func (e *Env) ConcurrencyAll(ctx context.Context, d time.Duration) ([]ConcResult, error) {
-	var out []ConcResult
-	for _, c := range ConcurrencyCases {
-		r, err := e.Concurrency(ctx, c.Writers, c.Shared, d)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}

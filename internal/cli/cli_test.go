@@ -607,7 +607,9 @@ func TestRefusalsAndUnmappedWarnings(t *testing.T) {
 			var res struct {
 				SessionID string `json:"session_id"`
 			}
-			_ = json.Unmarshal([]byte(r.stdout), &res)
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+				t.Fatalf("store answer %q: %v", r.stdout, err)
+			}
 			db := dbtest.OpenRaw(t, url)
 			at := time.Now().Add(time.Hour)
 			if _, err := dbtest.PeerStore(context.Background(), db, uuid.MustParse(res.SessionID), "alice", []dbtest.PeerMessage{{Role: "bot", Content: "beep"}},

@@ -209,7 +209,7 @@ func TestServeNeverShowsThePassword(t *testing.T) {
 				seen++
 			}
 			call("POST", "/v1/sessions/s1/messages", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"`+strings.Repeat("x", 900)+`"}]}`)
-			for _, route := range httpapi.Routes {
+			for _, route := range httpapi.Routes() {
 				method, path, _ := strings.Cut(route, " ")
 				path = strings.ReplaceAll(path, "{id}", "s1")
 				body := ""
@@ -238,7 +238,7 @@ func TestServeNeverShowsThePassword(t *testing.T) {
 				t.Errorf("serve logged the password:\n%s", out)
 			}
 			// The logs did record the requests and the database they used.
-			if seen < len(httpapi.Routes) || !strings.Contains(out, "route=") || !strings.Contains(out, "migrated the database") {
+			if seen < len(httpapi.Routes()) || !strings.Contains(out, "route=") || !strings.Contains(out, "migrated the database") {
 				t.Errorf("%d calls; logs:\n%s", seen, out)
 			}
 		})

@@ -92,7 +92,7 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 		return fmt.Errorf("openapi.json: %w", err)
 	}
 	p("| method | path | what | parameters |\n|---|---|---|---|\n")
-	for _, route := range httpapi.Routes {
+	for _, route := range httpapi.Routes() {
 		method, path, _ := strings.Cut(route, " ")
 		var op struct {
 			Summary    string  `json:"summary"`

@@ -94,7 +94,9 @@ func TestSurfacesAgreeOnErrors(t *testing.T) {
 				} `json:"result"`
 			}
 			line := mcpCall(t, e, c.mcp)
-			_ = json.Unmarshal([]byte(line), &got)
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatalf("MCP answer %s: %v", line, err)
+			}
 			if !got.Result.IsError || len(got.Result.Content) != 1 || !strings.HasPrefix(got.Result.Content[0].Text, c.code+": ") {
 				t.Errorf("MCP %s: %s, want an error starting %q", c.mcp, line, c.code+": ")
 			}
@@ -132,7 +134,9 @@ func apiCall(t *testing.T, dbPath string, off bool, req [3]string, hdr [2]string
 	w := httptest.NewRecorder()
 	api.ServeHTTP(w, r)
 	var body httpapi.ErrorBody
-	_ = json.Unmarshal(w.Body.Bytes(), &body)
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil && w.Code != http.StatusOK {
+		t.Fatalf("error body %s: %v", w.Body.Bytes(), err)
+	}
 	if w.Code == http.StatusOK {
 		return w.Code, ""
 	}

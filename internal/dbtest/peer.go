@@ -67,7 +67,7 @@ func PeerStore(ctx context.Context, db bun.IDB, sessionID uuid.UUID, userID stri
 func WithoutTenantGuard(t testing.TB, db bun.IDB) {
 	t.Helper()
 	ctx := context.Background()
-	for _, tr := range migrations.TenantGuardTriggers {
+	for _, tr := range migrations.TenantGuardTriggers() {
 		var n int
 		if err := db.NewRaw("SELECT count(*) FROM pg_trigger WHERE tgname = ?", tr[1]).Scan(ctx, &n); err != nil || n == 0 {
 			continue // not PostgreSQL, or no guard

@@ -200,7 +200,7 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 		for i, d := range distribution {
 			local[d.table] = st.Tables[i].Type == "local"
 		}
-		for _, tr := range migrations.TenantGuardTriggers {
+		for _, tr := range migrations.TenantGuardTriggers() {
 			if !local[tr[0]] {
 				continue
 			}

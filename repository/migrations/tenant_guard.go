@@ -1,5 +1,7 @@
 package migrations
 
+import "slices"
+
 // The tenant guard (migration 6, PostgreSQL): rules the database enforces
 // for every writer, the peer included, where remstore's own writes already
 // keep them. A session's or a message's tenant never changes once set, and
@@ -14,9 +16,12 @@ package migrations
 // tables anyway (interop/peer/test_citus.py); Distribute drops the guard
 // and migration 6 skips a distributed database.
 
-// TenantGuardTriggers are the guard's triggers, by table.
-var TenantGuardTriggers = [][2]string{
+// tenantGuardTriggers are the guard's triggers, by table.
+var tenantGuardTriggers = [][2]string{
 	{"sessions", "remstore_session_tenant"},
 	{"messages", "remstore_message_tenant_update"},
 	{"messages", "remstore_message_tenant_insert"},
 }
+
+// TenantGuardTriggers are the guard's triggers, by table: [table, trigger].
+func TenantGuardTriggers() [][2]string { return slices.Clone(tenantGuardTriggers) }

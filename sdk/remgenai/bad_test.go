@@ -27,7 +27,9 @@ func TestRefusesWhatItCannotKeep(t *testing.T) {
 	}
 	// A call without an id gets one that is never sent back.
 	var r genai.GenerateContentResponse
-	_ = json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`), &r)
+	if err := json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1}}}]}}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
 	m, err := remgenai.FromResponse(&r)
 	if err != nil || len(m.ToolCalls) != 1 || m.ToolCalls[0].ID == "" {
 		t.Fatalf("%+v %v", m, err)

@@ -34,7 +34,9 @@ func TestRefusesWhatItCannotKeep(t *testing.T) {
 		}
 	}
 	var r responses.Response
-	_ = json.Unmarshal([]byte(`{"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"type":"web_search_call","id":"ws","status":"completed"}]}`), &r)
+	if err := json.Unmarshal([]byte(`{"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"type":"web_search_call","id":"ws","status":"completed"}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := remopenai.FromResponse(&r); err == nil || !strings.Contains(err.Error(), "output[1].type") {
 		t.Errorf("a built-in tool's item: %v", err)
 	}
