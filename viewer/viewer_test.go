@@ -305,7 +305,7 @@ func TestViewerHTTP(t *testing.T) {
 
 	t.Run("search", func(t *testing.T) {
 		c, _ := f.client(t, aliceKey, "")
-		page := get(t, c, f.srv.URL+"/ui/search?q=three", http.StatusOK)
+		page := search(t, c, f.srv.URL+"/ui/search?q=three", http.StatusOK)
 		hit := regexp.MustCompile(`href="(/ui/sessions/[^"]+)" class="hit"`).FindStringSubmatch(page)
 		if hit == nil || !strings.Contains(page, "1 result") {
 			t.Fatalf("search three: %.500s", page)
@@ -317,16 +317,16 @@ func TestViewerHTTP(t *testing.T) {
 			t.Errorf("result link: %v %v", resp.Header.Get("Location"), err)
 		}
 		// Bob's words are not hers to find; bad input is a 400 naming it.
-		if page := get(t, c, f.srv.URL+"/ui/search?q=private", http.StatusOK); !strings.Contains(page, "0 results") {
+		if page := search(t, c, f.srv.URL+"/ui/search?q=private", http.StatusOK); !strings.Contains(page, "0 results") {
 			t.Error("alice's search found bob's answer")
 		}
-		if page := get(t, c, f.srv.URL+"/ui/search?q=%21%21", http.StatusBadRequest); !strings.Contains(page, "no word") {
+		if page := search(t, c, f.srv.URL+"/ui/search?q=%21%21", http.StatusBadRequest); !strings.Contains(page, "no word") {
 			t.Error("a query without words is not refused")
 		}
-		if page := get(t, c, f.srv.URL+"/ui/search?q=search&in=tool", http.StatusOK); !strings.Contains(page, "1 result") {
+		if page := search(t, c, f.srv.URL+"/ui/search?q=search&in=tool", http.StatusOK); !strings.Contains(page, "1 result") {
 			t.Error("tool search")
 		}
-		if page := get(t, c, f.srv.URL+"/ui/search?q="+url.QueryEscape(f.key)+"&in=key", http.StatusOK); !strings.Contains(page, "#m2") {
+		if page := search(t, c, f.srv.URL+"/ui/search?q="+url.QueryEscape(f.key)+"&in=key", http.StatusOK); !strings.Contains(page, "#m2") {
 			t.Error("key search does not link to the message")
 		}
 	})
