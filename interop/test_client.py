@@ -140,7 +140,13 @@ def test_async_client(serve):
             got = await c.load(sid)
             assert await c.lookup(got[1]["_entity_key"]) == LONG
             hist = await c.load_pydantic_ai(sid)
-            assert len(hist) >= 2
+            # The same history the sync client loads, and the shape the turn makes:
+            # the question, the answer with the synthesized call, the tool's return.
+            with srv.client(c.settings.user_id) as sync:
+                assert ModelMessagesTypeAdapter.dump_json(hist) == ModelMessagesTypeAdapter.dump_json(
+                    sync.load_pydantic_ai(sid))
+            assert [m.kind for m in hist] == ["request", "response", "request"]
+            assert [p.part_kind for p in hist[1].parts] == ["tool-call", "text"]
             # Concurrent calls on one client.
             loads = await asyncio.gather(*(c.load(sid) for _ in range(8)))
             assert all(x == got for x in loads)
@@ -226,7 +232,38 @@ def test_unreachable_server_fails_after_its_retries():
 def test_typed_package():
     import importlib.resources
     assert importlib.resources.files("remstore").joinpath("py.typed").is_file()
-    assert json.loads(json.dumps(remstore.__all__))
+    missing = [n for n in remstore.__all__ if not hasattr(remstore, n)]
+    assert not missing, f"__all__ names what the package does not have: {missing}"
+    assert {"Client", "AsyncClient", "RemstoreError", "History"} <= set(remstore.__all__)
+
+
+def test_sync_and_async_clients_agree():
+    """The two clients are written by hand: every public method of one is in the other with the
+    same parameters, defaults and annotations (the async one's return value awaited), and the
+    same docstring."""
+    import inspect
+    def public(cls):
+        return {n: f for n, f in vars(cls).items() if callable(f) and not n.startswith("_")}
+    sync, async_ = public(remstore.Client), public(remstore.AsyncClient)
+    assert set(sync) - {"close"} == set(async_) - {"aclose"}, (set(sync) ^ set(async_))
+    for name, f in sync.items():
+        if name == "close":
+            continue
+        g = async_[name]
+        assert inspect.iscoroutinefunction(g), name
+        assert inspect.signature(f) == inspect.signature(g), (name, inspect.signature(f), inspect.signature(g))
+        assert f.__doc__ and f.__doc__ == g.__doc__, name
+
+
+def test_ready_answers_false_when_storage_is_down():
+    import httpx
+    def handler(request):
+        return httpx.Response(503 if request.url.path == "/readyz" else 404, json={"status": "unavailable"})
+    with remstore.Client("http://remstore.test", transport=httpx.MockTransport(handler), max_retries=3) as c:
+        assert c.ready() is False
+    ok = httpx.MockTransport(lambda r: httpx.Response(200, json={"status": "ready"}))
+    with remstore.Client("http://remstore.test", transport=ok) as c:
+        assert c.ready() is True
 
 
 def test_refusals_and_unmapped_rows(serve):

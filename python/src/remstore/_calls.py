@@ -202,6 +202,7 @@ class Call(Generic[T]):
     # it, and an exception names it even when no answer came.
     request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     session: str = ""  # a store's session, for its PendingStore
+    answers: tuple[int, ...] = ()  # error statuses that parse reads as an answer
 
     def send_headers(self) -> dict[str, str]:
         return {**self.headers, "X-Request-Id": self.request_id}
@@ -221,7 +222,7 @@ class Call(Generic[T]):
                 err.__cause__ = out
                 return "raise", err
             return "sleep", self.pause(s, s.delay(attempt, None), elapsed)
-        if out.is_success:
+        if out.is_success or out.status_code in self.answers:
             return "return", self.parse(out)
         if last or not self.retry_status(out.status_code):
             return "raise", self.failure(out, s)
@@ -457,4 +458,6 @@ def clear_messages(session: str) -> Call[int]:
 
 
 def health() -> Call[bool]:
-    return Call("GET", "/readyz", lambda r: True)
+    # 503 is an answer here (the server runs, its storage does not answer),
+    # not a failure to retry or raise.
+    return Call("GET", "/readyz", lambda r: r.status_code == 200, answers=(503,))

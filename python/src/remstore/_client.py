@@ -49,6 +49,7 @@ class Client:
                                   timeout=timeout, transport=transport)
 
     def close(self) -> None:
+        """Close the connection pool."""
         self._http.close()
 
     def __enter__(self) -> Client:
@@ -127,6 +128,8 @@ class Client:
                                           updated_before, limit, cursor))
 
     def get_session(self, session: str, *, compress: bool = True) -> SessionWithMessages:
+        """The session and its messages (cut as a load cuts them unless compress=False); NotFound when the
+        user has none by that id."""
         return self._send(c.get_session(session, compress))
 
     def update_session(self, session: str, *, name: str | None = None, agent_name: str | None = None,
@@ -137,15 +140,22 @@ class Client:
                                            status=status, reason=reason))
 
     def set_status(self, session: str, status: str, *, reason: str | None = None) -> Session:
+        """Move the session along its lifecycle (active, completed, cancelled, error); cancel and error record
+        reason as a system message."""
         return self.update_session(session, status=status, reason=reason)
 
     def fork(self, session: str, *, up_to: int | None = None, new_session_id: str | None = None) -> Session:
+        """Copy the first up_to live messages (all when None) into a new session (new_session_id, or a new UUID)
+        and return it."""
         return self._send(c.fork(session, up_to, new_session_id))
 
     def cancel(self, session: str, *, reason: str | None = None) -> Session:
+        """Cancel the session, recording reason as a system message: it takes no new messages."""
         return self._send(c.cancel(session, reason))
 
     def delete_session(self, session: str, *, purge: bool = False) -> None:
+        """Soft-delete the session and the user's messages in it (loads and lookups stop finding them);
+        purge=True removes them for good."""
         return self._send(c.delete_session(session, purge))
 
     def pop_message(self, session: str) -> dict[str, Any] | None:
@@ -157,7 +167,8 @@ class Client:
         return self._send(c.clear_messages(session))
 
     def ready(self) -> bool:
-        """True when the server answers /readyz (storage reachable)."""
+        """True when the server answers /readyz (its storage is reachable), False when it answers 503 (it
+        runs, its storage does not answer); ConnectionFailed when no server answers."""
         return self._send(c.health())
 
 
@@ -264,3 +275,12 @@ class AsyncClient:
 
     async def ready(self) -> bool:
         return await self._send(c.health())
+
+
+# The docstrings are written once, on Client: each AsyncClient method that
+# has a Client twin gets its text (test_sync_and_async_clients_agree checks
+# that the two signatures match, parameter for parameter).
+for _name, _sync in vars(Client).items():
+    _async = vars(AsyncClient).get(_name)
+    if callable(_sync) and callable(_async) and _sync.__doc__ and not _async.__doc__:
+        _async.__doc__ = _sync.__doc__
