@@ -78,6 +78,28 @@ func TestInertParts(t *testing.T) {
 	}
 }
 
+// Names show what draws nothing (issue 41): zero-width characters, joiners,
+// soft hyphens, BOMs and blank fillers, beside the bidirectional controls;
+// content keeps its joiners (an emoji sequence needs them).
+func TestNamesShowInvisibleCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice":               "alice",
+		"ali\u200bce":         `ali<span class="ctl" title="invisible character">U+200B</span>ce`,
+		"adm\u00adin":         `adm<span class="ctl" title="invisible character">U+00AD</span>in`,
+		"\ufeffplanner\u2060": `<span class="ctl" title="invisible character">U+FEFF</span>planner<span class="ctl" title="invisible character">U+2060</span>`,
+		"x\u3164":             `x<span class="ctl" title="invisible character">U+3164</span>`,
+		"evil\u202e<b>":       `evil<span class="ctl" title="invisible character">U+202E</span>&lt;b&gt;`,
+		"caf\u00e9 \u200dbar": `café <span class="ctl" title="invisible character">U+200D</span>bar`,
+	} {
+		if got := string(nameHTML(in)); got != want {
+			t.Errorf("nameHTML(%q) = %s\nwant %s", in, got, want)
+		}
+	}
+	if got := string(inert("👨\u200d👩")); got != "👨\u200d👩" {
+		t.Errorf("content lost its joiner: %q", got)
+	}
+}
+
 // Hand-computed: separators, literal <, > and & in JSON (an escaped
 // backslash before u003c stays), pretty tool returns.
 func TestFinish(t *testing.T) {

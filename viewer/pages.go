@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/audit"
@@ -691,6 +692,7 @@ var funcs = template.FuncMap{
 	"num":   thousands,
 	"when":  readableTime,
 	"text":  inert,
+	"name":  nameHTML,
 	"pct":   func(a, b int) int { return a * 100 / max(b, 1) },
 	"add":   func(a, b int) int { return a + b },
 	"short": func(s string) string { return shortUUID(s) },
@@ -756,14 +758,15 @@ type Part struct {
 // control becomes a visible code point, so an override cannot reorder what
 // is drawn around it. Pages draw the parts with inert; Expand gets them
 // from /ui/lookup and builds the same nodes (static/app.js).
-func inertParts(s string) []Part {
-	if !strings.ContainsAny(s, bidiControls) {
-		return []Part{{Text: s}}
-	}
+func inertParts(s string) []Part { return partsBy(s, isBidi) }
+
+// partsBy splits s at the characters shown is true for, each a Part of its
+// own (Ctl: its code point).
+func partsBy(s string, shown func(rune) bool) []Part {
 	var out []Part
 	start := 0
 	for i, r := range s {
-		if strings.ContainsRune(bidiControls, r) {
+		if shown(r) {
 			if i > start {
 				out = append(out, Part{Text: s[start:i]})
 			}
@@ -771,18 +774,41 @@ func inertParts(s string) []Part {
 			start = i + utf8.RuneLen(r)
 		}
 	}
-	if start < len(s) {
+	if start < len(s) || len(out) == 0 {
 		out = append(out, Part{Text: s[start:]})
 	}
 	return out
 }
 
+func isBidi(r rune) bool { return strings.ContainsRune(bidiControls, r) }
+
+// isInvisible is what a name must not hide (issue 41): bidirectional
+// controls, and every format character (zero-width space and joiners,
+// word joiner, soft hyphen, BOM, ...) and blank filler, which draw nothing
+// and make two names that look alike differ. Content keeps them (an emoji
+// sequence needs its joiners); names show each as its code point.
+func isInvisible(r rune) bool {
+	switch r {
+	case '\u115f', '\u1160', '\u3164', '\uffa0', '\u2800':
+		return true
+	}
+	return isBidi(r) || unicode.Is(unicode.Cf, r)
+}
+
+// nameHTML is a session, agent, tool or user name as HTML: text escaped,
+// invisible characters drawn as their code points.
+func nameHTML(s string) template.HTML {
+	return partsHTML(partsBy(s, isInvisible), "invisible character")
+}
+
 // inert is inertParts as HTML: text escaped, controls in a span.
-func inert(s string) template.HTML {
+func inert(s string) template.HTML { return partsHTML(inertParts(s), "bidirectional control") }
+
+func partsHTML(parts []Part, title string) template.HTML {
 	var b strings.Builder
-	for _, p := range inertParts(s) {
+	for _, p := range parts {
 		if p.Ctl != "" {
-			fmt.Fprintf(&b, `<span class="ctl" title="bidirectional control">%s</span>`, p.Ctl)
+			fmt.Fprintf(&b, `<span class="ctl" title="%s">%s</span>`, title, p.Ctl)
 			continue
 		}
 		b.WriteString(template.HTMLEscapeString(p.Text))
