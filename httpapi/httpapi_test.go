@@ -832,3 +832,23 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A store past a per-user limit: 409 limit_reached naming the field, and
+// nothing stored.
+func TestLimitReached(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewSQLite(t)
+	stores, err := sessionstore.NewStores(db, sessionstore.Options{Limits: sessionstore.Limits{SessionMessages: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newAPI(t, db, Options{Stores: stores})
+	body := `[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":"c"}]`
+	code, out, _ := do(t, api, call{method: "POST", path: "/v1/sessions/big/messages", user: "alice", body: body})
+	if code != 409 || !strings.Contains(out, `"code":"limit_reached"`) || !strings.Contains(out, `"field":"messages"`) {
+		t.Fatalf("%d %s", code, out)
+	}
+	if code, out, _ := do(t, api, call{method: "GET", path: "/v1/sessions/big/messages", user: "alice"}); code != 200 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("a refused store wrote: %d %s", code, out)
+	}
+}

@@ -34,7 +34,7 @@ const (
 // for bad input the field at fault.
 type Class struct {
 	Kind  Kind
-	Code  string // invalid_input, not_found, session_not_active, invalid_transition, conflict, id_reused, timeout, storage_off, storage_error
+	Code  string // invalid_input, not_found, session_not_active, invalid_transition, conflict, id_reused, limit_reached, timeout, storage_off, storage_error
 	Field string
 }
 
@@ -61,6 +61,10 @@ func Classify(err error) Class {
 		var e *ReusedIDError
 		errors.As(err, &e)
 		return Class{Kind: Conflict, Code: "id_reused", Field: "messages[" + strconv.Itoa(e.Index) + "].id"}
+	case errors.As(err, new(*LimitError)):
+		var e *LimitError
+		errors.As(err, &e)
+		return Class{Kind: Conflict, Code: "limit_reached", Field: e.Field}
 	case errors.Is(err, ErrMoved):
 		return Class{Kind: Conflict, Code: "conflict", Field: "expect_last"}
 	case errors.Is(err, ErrConflict):

@@ -24,6 +24,7 @@ type Store struct {
 	now     func() time.Time
 	retries int
 	secret  *secretCache // the database's, shared by a Stores' stores (names.go)
+	limits  Limits
 }
 
 // Options configures New.
@@ -42,6 +43,8 @@ type Options struct {
 	// DefaultRetries (3), a negative value none. Writes are retried only when
 	// the request never reached the server.
 	Retries int
+	// Limits bound what the tenant can store (limits.go); zero: none.
+	Limits Limits
 }
 
 // compressor is the load-time compressor of T (0 means the default).
@@ -79,7 +82,7 @@ func newStore(db *repository.DB, o Options, tr *turns, sec *secretCache) (*Store
 		retries = 0
 	}
 	return &Store{db: conn{IDB: db.DB, pool: db.Pool, loads: db.LoadPool, mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
-		enabled: !o.Disabled, now: now, retries: retries, secret: sec}, nil
+		enabled: !o.Disabled, now: now, retries: retries, secret: sec, limits: o.Limits}, nil
 }
 
 // InTx returns the store with every call running inside tx, a transaction

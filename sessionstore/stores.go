@@ -28,9 +28,11 @@ func NewStores(db *repository.DB, o Options) (*Stores, error) {
 }
 
 // FromSettings is the one place settings become store options:
-// REMSTORE_TRUNCATE_LENGTH is T, POSTGRES_ENABLED switches storage.
+// REMSTORE_TRUNCATE_LENGTH is T, POSTGRES_ENABLED switches storage, the
+// REMSTORE_MAX_* settings are the per-user limits.
 func FromSettings(db *repository.DB, cfg settings.Config) (*Stores, error) {
-	return NewStores(db, Options{TruncateLength: cfg.TruncateLength, Disabled: !cfg.StorageEnabled})
+	return NewStores(db, Options{TruncateLength: cfg.TruncateLength, Disabled: !cfg.StorageEnabled,
+		Limits: Limits{SessionMessages: cfg.MaxSessionMessages, Sessions: cfg.MaxSessions}})
 }
 
 // For returns the store bound to tenant userID.

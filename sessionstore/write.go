@@ -88,6 +88,12 @@ func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.
 		if err != nil {
 			return err
 		}
+		if s.limits != (Limits{}) {
+			if err := s.checkLimits(ctx, sid, msgs); err != nil {
+				res = StoreResult{SessionID: sid}
+				return err
+			}
+		}
 		p.expect = expect
 		err = s.withRetry(ctx, "store", neverSent, func() error {
 			var err error

@@ -21,20 +21,22 @@ import (
 // Setting names. Each is an environment variable (and .env key); Flags uses
 // the same names.
 const (
-	KeyDB               = "REMSTORE_DB"                 // database URL or SQLite path
-	KeyPostgresURL      = "POSTGRES__CONNECTION_STRING" // the peer's variable; selects PostgreSQL
-	KeyPostgresEnabled  = "POSTGRES_ENABLED"            // storage switch shared with the peer
-	KeyUserID           = "REMSTORE_USER_ID"            // the store's user id (tenant)
-	KeyTruncateLength   = "REMSTORE_TRUNCATE_LENGTH"    // T of SPEC §4
-	KeyAuditSession     = "DEBUG_AUDIT_SESSION"         // audit switch (SPEC §6)
-	KeyAuditDir         = "DEBUG_AUDIT_DIR"             // audit directory
-	KeyLogLevel         = "REMSTORE_LOG_LEVEL"          // debug, info, warn, error
-	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"    // PostgreSQL connect timeout (Go duration)
-	KeyStatementTimeout = "REMSTORE_STATEMENT_TIMEOUT"  // PostgreSQL statement_timeout (Go duration, 0 = none)
-	KeyAPIKeys          = "REMSTORE_API_KEYS"           // serve: comma-separated bearer keys, "key=user" binds one
-	KeyAddr             = "REMSTORE_ADDR"               // serve: listen address
-	KeyURL              = "REMSTORE_URL"                // clients: the server's base URL
-	KeyAPIKey           = "REMSTORE_API_KEY"            // clients: the one bearer key they send
+	KeyDB               = "REMSTORE_DB"                   // database URL or SQLite path
+	KeyPostgresURL      = "POSTGRES__CONNECTION_STRING"   // the peer's variable; selects PostgreSQL
+	KeyPostgresEnabled  = "POSTGRES_ENABLED"              // storage switch shared with the peer
+	KeyUserID           = "REMSTORE_USER_ID"              // the store's user id (tenant)
+	KeyTruncateLength   = "REMSTORE_TRUNCATE_LENGTH"      // T of SPEC §4
+	KeyAuditSession     = "DEBUG_AUDIT_SESSION"           // audit switch (SPEC §6)
+	KeyAuditDir         = "DEBUG_AUDIT_DIR"               // audit directory
+	KeyLogLevel         = "REMSTORE_LOG_LEVEL"            // debug, info, warn, error
+	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"      // PostgreSQL connect timeout (Go duration)
+	KeyStatementTimeout = "REMSTORE_STATEMENT_TIMEOUT"    // PostgreSQL statement_timeout (Go duration, 0 = none)
+	KeyAPIKeys          = "REMSTORE_API_KEYS"             // serve: comma-separated bearer keys, "key=user" binds one
+	KeyAddr             = "REMSTORE_ADDR"                 // serve: listen address
+	KeyURL              = "REMSTORE_URL"                  // clients: the server's base URL
+	KeyAPIKey           = "REMSTORE_API_KEY"              // clients: the one bearer key they send
+	KeyMaxSessionMsgs   = "REMSTORE_MAX_SESSION_MESSAGES" // messages one session may hold per user (0: no limit)
+	KeyMaxSessions      = "REMSTORE_MAX_SESSIONS"         // sessions one user may own (0: no limit)
 )
 
 // Defaults.
@@ -79,6 +81,9 @@ type Config struct {
 	// URL is the server clients talk to (remstore health). Default: the
 	// loopback form of Addr.
 	URL string
+	// MaxSessionMessages and MaxSessions bound what one user can store
+	// (sessionstore.Limits); 0, the default, is no limit.
+	MaxSessionMessages, MaxSessions int
 
 	// Sources says where each value came from: "flag", "env", ".env
 	// (<path>)" or "default", keyed by setting name.
@@ -184,6 +189,14 @@ func Load(opts Options) (Config, error) {
 	cfg.TruncateLength = n
 	cfg.APIKeys = str(KeyAPIKeys, "")
 	cfg.Addr = str(KeyAddr, DefaultAddr)
+	for key, dst := range map[string]*int{KeyMaxSessionMsgs: &cfg.MaxSessionMessages, KeyMaxSessions: &cfg.MaxSessions} {
+		v := strings.TrimSpace(str(key, "0"))
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			n = -1 // Validate names the setting
+		}
+		*dst = n
+	}
 	cfg.URL = str(KeyURL, LocalURL(cfg.Addr))
 	cfg.AuditEnabled = str(KeyAuditSession, "") != ""
 	cfg.AuditDir = str(KeyAuditDir, DefaultAuditDir())
@@ -231,6 +244,14 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.TruncateLength < 1 || c.TruncateLength > MaxTruncateLength {
 		errs = append(errs, fmt.Errorf("%s: must be an integer from 1 to %d", c.Origin(KeyTruncateLength), MaxTruncateLength))
+	}
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{KeyMaxSessionMsgs, c.MaxSessionMessages}, {KeyMaxSessions, c.MaxSessions}} {
+		if k.v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be a whole number (0: no limit)", c.Origin(k.key)))
+		}
 	}
 	if err := ValidateDatabaseURL(c.DatabaseURL); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", c.Origin(KeyDB), err))

@@ -32,6 +32,10 @@ func Variables() []Variable {
 		{KeyAddr, "serve", "`" + DefaultAddr + "`", "Listen address; port 0 picks a free port (`--url-file` says which). Flag `--addr`."},
 		{KeyURL, "health, the Go and Python clients", "`http://` + `REMSTORE_ADDR` (loopback for `0.0.0.0`)", "The server's base URL."},
 		{KeyAPIKey, "the Go and Python clients", "unset", "The one bearer key a client sends (the server's list is `REMSTORE_API_KEYS`)."},
+		{KeyMaxSessionMsgs, "every command that stores, serve", "`0` (no limit)",
+			"How many messages one session may hold for a user, removed ones included; a store past it is refused (409 `limit_reached`, field `messages`; exit 2) and writes nothing."},
+		{KeyMaxSessions, "every command that stores, serve", "`0` (no limit)",
+			"How many sessions one user may own, deleted ones included until purged; a store that would open one more is refused (409 `limit_reached`, field `session_id`)."},
 	}
 }
 

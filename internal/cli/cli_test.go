@@ -946,3 +946,20 @@ func TestUnclearWords(t *testing.T) {
 		t.Errorf("sessions list has no header row: %q", r.stdout)
 	}
 }
+
+// The per-user limits come from the settings every surface reads.
+func TestLimitsFromSettings(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "limits.db"), "REMSTORE_USER_ID": "alice", "REMSTORE_MAX_SESSIONS": "1"}
+	if r := run(t, env, `[{"role":"user","content":"a"}]`, "store", "--session-id", "one"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := run(t, env, `[{"role":"user","content":"b"}]`, "store", "--session-id", "two")
+	if r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions, the server's limit") {
+		t.Fatalf("a second session past REMSTORE_MAX_SESSIONS=1: %d %q", r.code, r.stderr)
+	}
+	env["REMSTORE_MAX_SESSION_MESSAGES"] = "lots"
+	if r := run(t, env, "", "load", "--session-id", "one"); r.code != 2 || !strings.Contains(r.stderr, "REMSTORE_MAX_SESSION_MESSAGES (from env): must be a whole number") {
+		t.Fatalf("a limit that is not a number: %d %q", r.code, r.stderr)
+	}
+}
