@@ -44,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v5.sql), which the differential
+// those of the store function (store_batch_v6.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -122,7 +122,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	if err := tx.NewRaw(`SELECT MAX(created_at) FROM messages WHERE session_id = ?`, p.sid).Scan(ctx, &last); err != nil {
 		return out, fmt.Errorf("read session position: %w", err)
 	}
-	first, err := nextPosition(ctx, tx, p.sid, s.userID)
+	first, kept, err := nextPosition(ctx, tx, p.sid, s.userID)
 	if err != nil {
 		return out, fmt.Errorf("read session position: %w", err)
 	}
@@ -160,9 +160,11 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	}
 	if len(rows) > 0 {
 		out.last = rows[len(rows)-1].ID.String()
-		if _, err := tx.NewRaw(`INSERT INTO `+migrations.PositionsTable+` (session_id, tenant_id, n, last_id) VALUES (?, ?, ?, ?)
-			ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = excluded.n, last_id = excluded.last_id`,
-			p.sid, s.userID, out.first+len(rows), rows[len(rows)-1].ID).Exec(ctx); err != nil {
+		// Added to a kept count (it holds other writers' rows since), set
+		// after a count, as the store function does.
+		if _, err := tx.NewRaw(`INSERT INTO `+migrations.PositionsTable+` AS c (session_id, tenant_id, n, last_id) VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = CASE WHEN ? THEN c.n + ? ELSE excluded.n END, last_id = excluded.last_id`,
+			p.sid, s.userID, out.first+len(rows), rows[len(rows)-1].ID, kept, len(rows)).Exec(ctx); err != nil {
 			return out, fmt.Errorf("keep session position: %w", err)
 		}
 	}
@@ -182,30 +184,23 @@ func lastLive(ctx context.Context, tx bun.IDB, sid uuid.UUID, tenant string) (st
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v5.sql): the count kept at the
-// last write, plus the rows after that write's last row when the session's
-// newest row is another; the rows counted once when there is no usable count.
-func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (int, error) {
-	var kept sql.NullInt64
+// the store function finds it (store_batch_v6.sql): the kept count (other
+// writers' rows are added to it as they arrive, migration 14), or the rows
+// counted once when there is no usable count; kept says which.
+func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (n int, kept bool, err error) {
+	var count sql.NullInt64
 	var lastID string
-	err := tx.NewRaw(`SELECT c.n, m.id FROM `+migrations.PositionsTable+` c
+	err = tx.NewRaw(`SELECT c.n, m.id FROM `+migrations.PositionsTable+` c
 		JOIN messages m ON m.session_id = ? AND m.id = c.last_id AND m.tenant_id = ?
-		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant).Scan(ctx, &kept, &lastID)
+		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant).Scan(ctx, &count, &lastID)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
+		return 0, false, err
 	}
-	var n int
-	if !kept.Valid {
-		err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
-		return n, err
+	if count.Valid {
+		return int(count.Int64), true, nil
 	}
-	// The rows after the kept one in load order (created_at, then id), the
-	// kept row's values read in SQL: its stored created_at compared as the
-	// database stores it.
-	err = tx.NewRaw(`SELECT count(*) FROM messages x, (SELECT created_at, id FROM messages WHERE session_id = ? AND id = ?) k
-		WHERE x.session_id = ? AND x.tenant_id = ? AND x.created_at >= k.created_at AND (x.created_at, x.id) > (k.created_at, k.id)`,
-		sid, lastID, sid, tenant).Scan(ctx, &n)
-	return int(kept.Int64) + n, err
+	err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
+	return n, false, err
 }
 
 // existingIDs finds messages whose caller-given id is already stored; mine

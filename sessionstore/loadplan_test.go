@@ -270,8 +270,10 @@ func storePlans(t *testing.T, table string) {
 			generic++
 		}
 	}
-	if counts < 2 || generic < writes {
-		t.Fatalf("%d plans seen, %d of them counts (want the first write's and the peer rows'), %d generic plans of the newest-row probe (want one per write):\n%s",
+	// One count: the first write's. The peer's rows are added to the kept
+	// count as they arrive (migration 14), never counted by a store.
+	if counts != 1 || generic < writes {
+		t.Fatalf("%d plans seen, %d of them counts (want the first write's only), %d generic plans of the newest-row probe (want one per write):\n%s",
 			len(plans), counts, generic, strings.Join(plans, "\n---\n"))
 	}
 }

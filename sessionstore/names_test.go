@@ -4,9 +4,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -137,6 +139,44 @@ func TestIdempotencyIDsNoOneCanCompute(t *testing.T) {
 			}
 			if err := s1.FillIDs(ctx, msgs(), "s", "a b"); err == nil {
 				t.Fatal("a key with a space accepted")
+			}
+		})
+	}
+}
+
+// H4 of issue 42: a row another writer commits after remstore's last row
+// but with an earlier created_at (its clock ran before it committed) was
+// never counted, and every later key was off by one for good. The database
+// counts such rows as they arrive now: the next key is its load position.
+func TestKeysCountRowsCommittedLate(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			db := d.New(t)
+			s := newStore(t, db, "alice", 200)
+			res, err := s.StoreMessages(ctx, "mixed", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The other writer's row, stamped a second before remstore's rows.
+			if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "alice", []dbtest.PeerMessage{{Role: "user", Content: "late"}},
+				func(int) time.Time { return time.Now().Add(-time.Second) }); err != nil {
+				t.Fatal(err)
+			}
+			for turn := range 3 {
+				r, err := s.StoreMessages(ctx, "mixed", []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("long answer ", 40))}, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				hist, err := s.Load(ctx, "mixed", sessionstore.LoadOptions{NoCompress: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := compressor.BuildKey(res.SessionID.String(), len(hist)-1)
+				if r.Keys[1] != want {
+					t.Fatalf("turn %d: the answer's key %s, its load position makes %s", turn, r.Keys[1], want)
+				}
 			}
 		})
 	}

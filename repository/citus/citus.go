@@ -193,6 +193,12 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 		if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"); err != nil {
 			return err
 		}
+		// The count of other writers' rows (migration 14) stays on messages
+		// when it is distributed: its trigger only updates the co-located
+		// shard of remstore_positions, which Citus allows once told so.
+		if _, err := tx.ExecContext(ctx, "SET LOCAL citus.enable_unsafe_triggers TO on"); err != nil {
+			return err
+		}
 		// The tenant guard's triggers cannot stay on distributed tables
 		// (tenant_guard.go): dropped from the tables still local (a
 		// distributed one has none, and refuses even DROP TRIGGER IF EXISTS).

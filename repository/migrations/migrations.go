@@ -25,7 +25,7 @@ const (
 )
 
 // StoreFunction is the PostgreSQL write of a store call
-// (sql/functions/store_batch_v5.sql); Signature names it for ALTER, DROP
+// (sql/functions/store_batch_v6.sql); Signature names it for ALTER, DROP
 // and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
@@ -73,7 +73,7 @@ func statements(name string) ([]string, error) {
 // StoreFunctionSQL is the current store function's CREATE statement (Citus
 // makes it again, local, when it undistributes).
 func StoreFunctionSQL() string {
-	s, err := statements("functions/store_batch_v5.sql")
+	s, err := statements("functions/store_batch_v6.sql")
 	if err != nil || len(s) != 1 {
 		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
 	}

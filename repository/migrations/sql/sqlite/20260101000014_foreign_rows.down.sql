@@ -1,0 +1,1 @@
+DROP TRIGGER IF EXISTS remstore_positions_foreign;
