@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/mcpserver"
@@ -23,20 +25,7 @@ import (
 )
 
 func newServeCmd(e *env) *cobra.Command {
-	var o struct {
-		addr, keysFile    string
-		urlFile           string
-		insecure, ui      bool
-		maxBody           int64
-		timeout, shutdown time.Duration
-		maxInFlight       int
-		maxSearches       int
-		searchTimeout     time.Duration
-		bodyTimeout, idle time.Duration
-		maxConns, perConn int
-		tlsCert, tlsKey   string
-		trusted, hosts    []string
-	}
+	o := &serveOpts{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the HTTP API (store, load, lookup, sessions) with metrics and an OpenAPI document",
@@ -79,127 +68,35 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 			"  remstore serve --addr 127.0.0.1:8088 --trusted-proxy loopback --api-keys-file keys.txt   # behind nginx/caddy",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addrName := "--addr"
-			if !cmd.Flags().Changed("addr") {
-				o.addr, addrName = e.cfg.Addr, e.cfg.Origin(settings.KeyAddr)
-			}
-			host, port, err := net.SplitHostPort(o.addr)
-			if err != nil {
-				return usageErr("%s: %v", addrName, err)
-			}
-			if _, err := net.LookupPort("tcp", port); err != nil {
-				// Checked before the database: a typo is a usage error.
-				return usageErr("%s %q: port %q is not a number from 0 to 65535", addrName, o.addr, port)
-			}
-			if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-				return usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
-			}
-			if o.maxSearches < 1 || o.searchTimeout <= 0 {
-				return usageErr("--max-searches and --search-timeout must be positive")
-			}
-			if o.maxConns < 1 || o.perConn < 1 || o.bodyTimeout <= 0 || o.idle <= 0 || o.maxInFlight < 1 {
-				return usageErr("--max-conns, --max-conns-per-client, --max-in-flight, --body-timeout and --idle-timeout must be positive")
-			}
-			var keys []httpapi.APIKey
-			raw := e.cfg.APIKeys
-			if o.keysFile != "" {
-				b, err := os.ReadFile(o.keysFile)
-				if err != nil {
-					return usageErr("--api-keys-file: %v", err)
-				}
-				raw += "," + string(b)
-			}
-			if keys, err = httpapi.ParseAPIKeys(raw); err != nil {
-				return usageErr("%s: %v", settings.KeyAPIKeys, err)
-			}
-			if len(keys) == 0 && !o.insecure {
-				return usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
-			}
-			proxies, err := httpapi.ParseTrustedProxies(o.trusted)
-			if err != nil {
-				return usageErr("--trusted-proxy: %v", err)
-			}
-			allowed := httpapi.AllowedHosts(o.addr, o.hosts)
-			if allowed == nil {
-				e.log.Warn("serving every Host name on an unspecified address: name the server's with --allowed-host to refuse DNS rebinding", "addr", o.addr)
-			}
-			var tlsConf *tls.Config
-			if (o.tlsCert == "") != (o.tlsKey == "") {
-				return usageErr("--tls-cert and --tls-key go together")
-			}
-			if o.tlsCert != "" {
-				// Loaded before the database is opened: a wrong path is a usage error.
-				cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
-				if err != nil {
-					return usageErr("--tls-cert/--tls-key: %v", err)
-				}
-				tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-			}
-			stores, db, err := e.openStores(writes)
+			p, err := o.check(e, cmd)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			api, err := httpapi.New(httpapi.Options{Stores: stores,
-				APIKeys: keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
-				BodyTimeout: o.bodyTimeout, TrustedProxies: proxies, AllowedHosts: allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout})
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", o.addr)
-			if errors.Is(err, syscall.EADDRINUSE) {
-				// The flag's value cannot be used: say which, and how to
-				// pick another (issue 43: exit 3 read as "storage unavailable").
-				return usageErr("%s %s: the address is in use (another remstore serve?); choose another port, or --addr 127.0.0.1:0 for any free one (serve prints where it listens)", addrName, o.addr)
-			}
-			if err != nil {
-				return &exitError{ExitUnavailable, fmt.Errorf("listen on %s %s: %w", addrName, o.addr, err)}
-			}
-			maxConns := min(o.maxConns, descriptorBudget())
-			limited := httpapi.LimitListener(ln, maxConns, o.perConn)
-			ln = limited
-			srv := httpapi.HTTPServer(api, o.idle, o.bodyTimeout, o.timeout)
-			limited.Attach(srv)
-			srv.TLSConfig = tlsConf
-			scheme := "http"
-			if tlsConf != nil {
-				scheme = "https"
-				ln = tls.NewListener(ln, tlsConf)
-			}
-			fmt.Fprintf(e.stderr, "remstore: listening on %s://%s\n", scheme, ln.Addr())
-			if o.urlFile != "" {
-				// Written once the socket accepts: a script that waits for the
-				// file can talk to the server at once, on whatever port it got.
-				u := strings.Replace(settings.LocalURL(ln.Addr().String()), "http://", scheme+"://", 1)
-				if err := writeFileAtomic(o.urlFile, []byte(u+"\n")); err != nil {
-					_ = ln.Close()
-					return usageErr("--url-file: %v", err)
-				}
-				defer os.Remove(o.urlFile)
-			}
-			if o.ui {
-				fmt.Fprintf(e.stderr, "remstore: viewer at %s://%s/ui/\n", scheme, ln.Addr())
-			}
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
-			select {
-			case err := <-done:
-				return err
-			case <-e.ctx.Done():
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				return fmt.Errorf("shutdown: %w", err)
-			}
-			if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			fmt.Fprintln(e.stderr, "remstore: stopped")
-			return nil
+			return o.run(e, p)
 		},
 	}
-	f := cmd.Flags()
+	o.flags(cmd.Flags())
+	return cmd
+}
+
+// serveOpts are serve's flags.
+type serveOpts struct {
+	addr, keysFile    string
+	urlFile           string
+	insecure, ui      bool
+	maxBody           int64
+	timeout, shutdown time.Duration
+	maxInFlight       int
+	maxSearches       int
+	searchTimeout     time.Duration
+	bodyTimeout, idle time.Duration
+	maxConns, perConn int
+	tlsCert, tlsKey   string
+	trusted, hosts    []string
+}
+
+// flags registers o on f.
+func (o *serveOpts) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.addr, "addr", "", "listen address; port 0 picks a free one (env REMSTORE_ADDR, default "+settings.DefaultAddr+")")
 	f.StringVar(&o.urlFile, "url-file", "", "once listening, write the server's URL to this file (removed on exit): for scripts, with port 0")
 	f.StringVar(&o.keysFile, "api-keys-file", "", "file with API keys (one per line or comma-separated)")
@@ -219,7 +116,144 @@ PATCH and DELETE from another site's page (Origin or Referer) get 403.`,
 	f.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	f.StringSliceVar(&o.hosts, "allowed-host", nil, "host names the server answers to besides its --addr (and loopback names on loopback)")
 	f.StringSliceVar(&o.trusted, "trusted-proxy", nil, `addresses or CIDR prefixes (or "loopback") of proxies that end TLS in front of serve; their X-Forwarded-Proto and X-Forwarded-For are believed`)
-	return cmd
+}
+
+// servePlan is what check made of the flags and settings before anything
+// is opened: a wrong value is a usage error, never a half-started server.
+type servePlan struct {
+	addrName string // how the user named the address: --addr, or REMSTORE_ADDR (from ...)
+	keys     []httpapi.APIKey
+	proxies  []netip.Prefix
+	allowed  []string
+	tls      *tls.Config
+}
+
+// check validates the flags and settings and loads what they name (keys,
+// certificates).
+func (o *serveOpts) check(e *env, cmd *cobra.Command) (servePlan, error) {
+	var plan servePlan
+	plan.addrName = "--addr"
+	if !cmd.Flags().Changed("addr") {
+		o.addr, plan.addrName = e.cfg.Addr, e.cfg.Origin(settings.KeyAddr)
+	}
+	host, port, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return plan, usageErr("%s: %v", plan.addrName, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		// Checked before the database: a typo is a usage error.
+		return plan, usageErr("%s %q: port %q is not a number from 0 to 65535", plan.addrName, o.addr, port)
+	}
+	if ip := net.ParseIP(host); o.insecure && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return plan, usageErr("--insecure-no-auth is only allowed on a loopback address, not %q", host)
+	}
+	if o.maxSearches < 1 || o.searchTimeout <= 0 {
+		return plan, usageErr("--max-searches and --search-timeout must be positive")
+	}
+	if o.maxConns < 1 || o.perConn < 1 || o.bodyTimeout <= 0 || o.idle <= 0 || o.maxInFlight < 1 {
+		return plan, usageErr("--max-conns, --max-conns-per-client, --max-in-flight, --body-timeout and --idle-timeout must be positive")
+	}
+	raw := e.cfg.APIKeys
+	if o.keysFile != "" {
+		b, err := os.ReadFile(o.keysFile)
+		if err != nil {
+			return plan, usageErr("--api-keys-file: %v", err)
+		}
+		raw += "," + string(b)
+	}
+	if plan.keys, err = httpapi.ParseAPIKeys(raw); err != nil {
+		return plan, usageErr("%s: %v", settings.KeyAPIKeys, err)
+	}
+	if len(plan.keys) == 0 && !o.insecure {
+		return plan, usageErr("no API keys: set REMSTORE_API_KEYS or --api-keys-file (or --insecure-no-auth on loopback)")
+	}
+	plan.proxies, err = httpapi.ParseTrustedProxies(o.trusted)
+	if err != nil {
+		return plan, usageErr("--trusted-proxy: %v", err)
+	}
+	plan.allowed = httpapi.AllowedHosts(o.addr, o.hosts)
+	if plan.allowed == nil {
+		e.log.Warn("serving every Host name on an unspecified address: name the server's with --allowed-host to refuse DNS rebinding", "addr", o.addr)
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return plan, usageErr("--tls-cert and --tls-key go together")
+	}
+	if o.tlsCert != "" {
+		// Loaded before the database is opened: a wrong path is a usage error.
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return plan, usageErr("--tls-cert/--tls-key: %v", err)
+		}
+		plan.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return plan, nil
+}
+
+// run opens the stores, listens and serves until the context ends, then
+// drains the requests in flight.
+func (o *serveOpts) run(e *env, p servePlan) error {
+	stores, db, err := e.openStores(writes)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	api, err := httpapi.New(httpapi.Options{Stores: stores,
+		APIKeys: p.keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
+		BodyTimeout: o.bodyTimeout, TrustedProxies: p.proxies, AllowedHosts: p.allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// The flag's value cannot be used: say which, and how to
+		// pick another (issue 43: exit 3 read as "storage unavailable").
+		return usageErr("%s %s: the address is in use (another remstore serve?); choose another port, or --addr 127.0.0.1:0 for any free one (serve prints where it listens)", p.addrName, o.addr)
+	}
+	if err != nil {
+		return &exitError{ExitUnavailable, fmt.Errorf("listen on %s %s: %w", p.addrName, o.addr, err)}
+	}
+	maxConns := min(o.maxConns, descriptorBudget())
+	limited := httpapi.LimitListener(ln, maxConns, o.perConn)
+	ln = limited
+	srv := httpapi.HTTPServer(api, o.idle, o.bodyTimeout, o.timeout)
+	limited.Attach(srv)
+	srv.TLSConfig = p.tls
+	scheme := "http"
+	if p.tls != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, p.tls)
+	}
+	fmt.Fprintf(e.stderr, "remstore: listening on %s://%s\n", scheme, ln.Addr())
+	if o.urlFile != "" {
+		// Written once the socket accepts: a script that waits for the
+		// file can talk to the server at once, on whatever port it got.
+		u := strings.Replace(settings.LocalURL(ln.Addr().String()), "http://", scheme+"://", 1)
+		if err := writeFileAtomic(o.urlFile, []byte(u+"\n")); err != nil {
+			_ = ln.Close()
+			return usageErr("--url-file: %v", err)
+		}
+		defer os.Remove(o.urlFile)
+	}
+	if o.ui {
+		fmt.Fprintf(e.stderr, "remstore: viewer at %s://%s/ui/\n", scheme, ln.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-e.ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(e.stderr, "remstore: stopped")
+	return nil
 }
 
 func newMCPCmd(e *env) *cobra.Command {
