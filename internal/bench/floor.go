@@ -65,27 +65,31 @@ func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.H
 	return br.Close()
 }
 
-// floorLoad reads the same rows as a load, scanned by pgx, without compression.
+// floorLoad is the least work that returns what a plain load prints: one
+// SELECT of those columns (role, content, time, and a tool row's three
+// fields read out of metadata on the server), the live rows in load order,
+// each value taken as the raw bytes pgx received (issue 45: the floor
+// decoded every row's whole metadata into a map, work the load itself
+// avoids, and flattered the ratio).
 func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
-	rows, err := c.Query(ctx, `SELECT role, content, metadata, created_at, deleted_at FROM messages
-		WHERE session_id = $1 AND tenant_id = $2 ORDER BY created_at, id`, [16]byte(sid), "bench")
+	rows, err := c.Query(ctx, `SELECT role, content, created_at,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
+		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END
+		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	n := 0
+	n, size := 0, 0
 	for rows.Next() {
-		var role, content string
-		var meta map[string]any
-		var created time.Time
-		var deleted *time.Time
-		if err := rows.Scan(&role, &content, &meta, &created, &deleted); err != nil {
-			return err
+		for _, v := range rows.RawValues() {
+			size += len(v)
 		}
 		n++
 	}
-	if n != want {
-		return fmt.Errorf("floor loaded %d of %d", n, want)
+	if n != want || size == 0 {
+		return fmt.Errorf("floor loaded %d of %d rows (%d bytes)", n, want, size)
 	}
 	return rows.Err()
 }
