@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/remstore/remstore/repository"
@@ -23,6 +24,21 @@ const (
 func CitusURL(t testing.TB) string {
 	t.Helper()
 	return serverURL(t, EnvCitusURL, EnvRequireCitus, "Citus")
+}
+
+// HaveCitus reports whether a Citus cluster is configured; a test that
+// runs on several databases uses it to leave only Citus out, and fails
+// instead under EnvRequireCitus=1.
+func HaveCitus(t testing.TB) bool {
+	t.Helper()
+	if os.Getenv(EnvCitusURL) != "" {
+		return true
+	}
+	if os.Getenv(EnvRequireCitus) == "1" {
+		t.Fatalf("%s is not set and %s=1: Citus tests must run (use `make test`)", EnvCitusURL, EnvRequireCitus)
+	}
+	t.Logf("%s not set: the Citus writer is left out (run `make test` to start a cluster)", EnvCitusURL)
+	return false
 }
 
 // NewCitusRawURL returns an empty schema on the Citus coordinator.
