@@ -26,13 +26,7 @@ type benchOutput struct {
 }
 
 func newBenchCmd(e *env) *cobra.Command {
-	var iters int
-	var quick bool
-	var jsonFile, svgFile string
-	var peerDir, peerPython, peerScript string
-	var duration time.Duration
-	var only, cpuProfile string
-	var httpClients int
+	o := &benchOpts{}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure store, load, lookup and import against --db, each beside its native-pgx floor",
@@ -71,200 +65,253 @@ workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`
 			"  remstore bench --db postgres://localhost/bench --peer path/to/python-service --peer-python interop/.venv-peer/bin/python",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if iters < 1 {
-				return usageErr("--iterations must be >= 1")
-			}
-			parts := map[string]bool{}
-			for _, p := range strings.Split(only, ",") {
-				if !slices.Contains(benchParts, p) {
-					return usageErr("--only: %q is not one of %s", p, strings.Join(benchParts, ", "))
-				}
-				parts[p] = true
-			}
-			if httpClients < 1 || duration < 0 {
-				return usageErr("--http-clients must be >= 1 and --duration not negative")
-			}
-			if duration == 0 {
-				duration = 5 * time.Second
-				if quick {
-					duration = 500 * time.Millisecond
-				}
-			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return usageErr("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			env, err := bench.Open(e.ctx, e.cfg.DatabaseURL)
+			parts, stop, err := o.check()
 			if err != nil {
 				return err
 			}
-			defer env.Close()
-			if c := env.Citus; c != nil {
-				fmt.Fprintf(e.stderr, "Citus %s coordinator with %s: the benchmark's tables are distributed by session (%d shards)\n",
-					c.Version, plural(c.Workers, "worker"), c.Tables[1].Shards)
-			}
-			sizes := bench.Full
-			if quick {
-				sizes = bench.Quick
-			}
-			if peerDir != "" {
-				if env.Conn == nil {
-					return usageErr("--peer needs a PostgreSQL --db")
-				}
-				p, err := bench.StartPeer(peerPython, peerScript, peerDir, env.URL)
-				if err != nil {
-					return err
-				}
-				defer p.Close()
-				env.Peer = p
-			}
-			var ws []bench.Workload
-			if parts["workloads"] {
-				fmt.Fprintf(e.stderr, "preparing workloads (sizes %v)...\n", sizes)
-				if ws, err = env.Workloads(e.ctx, sizes); err != nil {
-					return err
-				}
-			}
-			if env.Peer != nil && parts["workloads"] {
-				// The same lookup, with the peer on the schema its own
-				// install.sql creates (no index on the key).
-				n := sizes.Lookups[len(sizes.Lookups)-1]
-				op, cleanup, err := env.PeerOwnSchema(e.ctx, peerPython, peerScript, peerDir, n)
-				if err != nil {
-					// Its install.sql needs pgvector; without it, say so and go on.
-					fmt.Fprintf(e.stderr, "the Python service's own schema is not available (%v); its lookup is left out\n", err)
-				} else {
-					defer cleanup()
-				}
-				for _, w := range ws {
-					if op == nil {
-						break
-					}
-					if w.Name == fmt.Sprintf("lookup in %d rows", n) {
-						ws = append(ws, bench.Workload{Name: fmt.Sprintf("lookup in %d rows, peer schema", n), Rows: 1, Size: n, Run: w.Run, Peer: op})
-						break
-					}
-				}
-			}
-			sweep := sizes.Sweep
-			if env.Conn == nil { // SQLite fills by store calls: the sweep stops at 100k there
-				sweep = slices.DeleteFunc(slices.Clone(sweep), func(n int) bool { return n > 100_000 })
-			}
-			if parts["sweep"] {
-				fmt.Fprintf(e.stderr, "preparing the session-size sweep (%v)...\n", sweep)
-				sw, err := env.SweepWorkloads(e.ctx, sweep)
-				if err != nil {
-					return err
-				}
-				ws = append(ws, sw...)
-			}
-			var results []bench.Result
-			fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
-			for _, w := range ws {
-				r, err := bench.Measure(e.ctx, w, iters)
-				if err != nil {
-					return err
-				}
-				if st := env.CountStatements(e.ctx, w); st.Remstore >= 0 {
-					r.Statements = &st
-				}
-				results = append(results, r)
-				floor, ratio, peer, pratio := "-", "-", "-", "-"
-				if r.FloorMS > 0 {
-					floor, ratio = fmt.Sprintf("%.3f", r.FloorMS), fmt.Sprintf("%.2f", r.RatioFloor)
-				}
-				if r.PeerMS > 0 {
-					peer, pratio = fmt.Sprintf("%.3f", r.PeerMS), fmt.Sprintf("%.1f", r.RatioPeer)
-				}
-				stmts := "-"
-				if r.Statements != nil {
-					stmts = fmt.Sprintf("%d/%d/%d", r.Statements.Remstore, r.Statements.Floor, r.Statements.Peer)
-				}
-				fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
-			}
-			if small, large, ratio, ok := bench.SweepRatio(results); ok {
-				fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
-			}
-			if base, large, ratio, ok := bench.BoundedRatio(results); ok {
-				fmt.Fprintf(e.stdout, "bounded load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
-			}
-			out := benchOutput{Workloads: results}
-			fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost")
-			for _, c := range bench.ConcurrencyCases {
-				if !parts["concurrency"] {
-					break
-				}
-				r, err := env.Concurrency(e.ctx, c.Writers, c.Shared, duration)
-				if err != nil {
-					return err
-				}
-				out.Concurrency = append(out.Concurrency, r)
-				peer := [5]string{"-", "-", "-", "-", "-"}
-				if r.PeerTurnsPerSec > 0 {
-					peer = [5]string{fmt.Sprintf("%.0f", r.PeerTurnsPerSec), fmt.Sprintf("%.2f", r.PeerP50MS), fmt.Sprintf("%.2f", r.PeerP99MS), fmt.Sprintf("%.2fx", r.RatioPeer), fmt.Sprint(r.PeerMissing)}
-				}
-				fmt.Fprintf(e.stdout, "%-26s %8d %10.0f %9.2f %9.2f %10s %9s %9s %8s %8s\n", r.Name, r.Turns, r.TurnsPerSec, r.P50MS, r.P99MS, peer[0], peer[1], peer[2], peer[3], peer[4])
-			}
-			var hs []bench.HTTPResult
-			if parts["http"] {
-				if hs, err = env.HTTP(e.ctx, httpClients, duration); err != nil {
-					return err
-				}
-			}
-			out.HTTP = hs
-			if parts["http"] {
-				for _, polite := range []bool{true, false} {
-					f, err := env.SearchFlood(e.ctx, 4, 16, duration, polite)
-					if err != nil {
-						return err
-					}
-					out.Flood = append(out.Flood, f)
-					how := "answering each 429 at once"
-					if polite {
-						how = "waiting what each 429's Retry-After says"
-					}
-					fmt.Fprintf(e.stdout, "\nsearch flood: %d clients of one tenant search without pause, %s (%d answered, %d refused 429, %d timed out);\n"+
-						"  another tenant's 1k loads, %d clients: %.0f/s alone, %.0f/s beside the flood = %.0f%% (p99 %.2f vs %.2f ms)\n",
-						f.Flooders, how, f.Searches, f.Refused, f.TimedOut, f.Loaders, f.QuietPerSec, f.FloodPerSec, 100*f.Ratio, f.QuietP99MS, f.FloodP99MS)
-				}
-			}
-			fmt.Fprintf(e.stdout, "\n%-14s %7s %10s %8s %10s %8s %10s %8s %9s %9s %10s\n", "serve vs library", "clients",
-				"library/s", "lib p50", "bare/s", "bare p50", "serve/s", "serve p50", "bare/lib", "serve/lib", "serve/bare")
-			for _, h := range hs {
-				fmt.Fprintf(e.stdout, "%-14s %7d %10.0f %8.2f %10.0f %8.2f %10.0f %9.2f %8.0f%% %8.0f%% %9.0f%%\n", h.Name, h.Clients,
-					h.LibraryPerSec, h.LibraryP50MS, h.BarePerSec, h.BareP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.BareRatio, 100*h.Ratio, 100*h.ServeOverBare)
-			}
-			if jsonFile != "" {
-				b, _ := json.MarshalIndent(out, "", "  ")
-				if err := os.WriteFile(jsonFile, append(b, '\n'), 0o644); err != nil {
-					return err
-				}
-			}
-			if svgFile != "" {
-				if err := os.WriteFile(svgFile, []byte(bench.LookupSVG(results)), 0o644); err != nil {
-					return err
-				}
-			}
-			return nil
+			defer stop()
+			return o.run(e, parts)
 		},
 	}
-	cmd.Flags().IntVar(&iters, "iterations", 30, "runs of each workload (and of its floor)")
-	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes (seconds, not minutes)")
-	cmd.Flags().StringVar(&jsonFile, "json", "", "write the results as JSON to this file")
-	cmd.Flags().StringVar(&svgFile, "svg", "", "write a chart of lookup latency against table size")
-	cmd.Flags().DurationVar(&duration, "duration", 0, "how long each concurrency and HTTP run lasts (default 5s, 500ms with --quick)")
-	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (remstore's side: go tool pprof) to this file")
-	cmd.Flags().StringVar(&only, "only", strings.Join(benchParts, ","), "the parts to run, comma-separated")
-	cmd.Flags().IntVar(&httpClients, "http-clients", 8, "concurrent clients of the HTTP workload")
-	cmd.Flags().StringVar(&peerDir, "peer", "", "the Python service's code (its published package): measure it beside remstore")
-	cmd.Flags().StringVar(&peerPython, "peer-python", "python3", "a Python with the Python service's requirements")
-	cmd.Flags().StringVar(&peerScript, "peer-script", "interop/peer/bench_server.py", "the Python service's side of the benchmark")
+	f := cmd.Flags()
+	f.IntVar(&o.iters, "iterations", 30, "runs of each workload (and of its floor)")
+	f.BoolVar(&o.quick, "quick", false, "small sizes (seconds, not minutes)")
+	f.StringVar(&o.jsonFile, "json", "", "write the results as JSON to this file")
+	f.StringVar(&o.svgFile, "svg", "", "write a chart of lookup latency against table size")
+	f.DurationVar(&o.duration, "duration", 0, "how long each concurrency and HTTP run lasts (default 5s, 500ms with --quick)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (remstore's side: go tool pprof) to this file")
+	f.StringVar(&o.only, "only", strings.Join(benchParts, ","), "the parts to run, comma-separated")
+	f.IntVar(&o.httpClients, "http-clients", 8, "concurrent clients of the HTTP workload")
+	f.StringVar(&o.peerDir, "peer", "", "the Python service's code (its published package): measure it beside remstore")
+	f.StringVar(&o.peerPython, "peer-python", "python3", "a Python with the Python service's requirements")
+	f.StringVar(&o.peerScript, "peer-script", "interop/peer/bench_server.py", "the Python service's side of the benchmark")
 	return cmd
+}
+
+// benchOpts are bench's flags.
+type benchOpts struct {
+	iters                           int
+	quick                           bool
+	jsonFile, svgFile               string
+	peerDir, peerPython, peerScript string
+	duration                        time.Duration
+	only, cpuProfile                string
+	httpClients                     int
+}
+
+// check validates the flags, picks the parts to run and starts the CPU
+// profile when asked (stop ends it).
+func (o *benchOpts) check() (parts map[string]bool, stop func(), err error) {
+	stop = func() {}
+	if o.iters < 1 {
+		return nil, nil, usageErr("--iterations must be >= 1")
+	}
+	parts = map[string]bool{}
+	for _, p := range strings.Split(o.only, ",") {
+		if !slices.Contains(benchParts, p) {
+			return nil, nil, usageErr("--only: %q is not one of %s", p, strings.Join(benchParts, ", "))
+		}
+		parts[p] = true
+	}
+	if o.httpClients < 1 || o.duration < 0 {
+		return nil, nil, usageErr("--http-clients must be >= 1 and --duration not negative")
+	}
+	if o.duration == 0 {
+		o.duration = 5 * time.Second
+		if o.quick {
+			o.duration = 500 * time.Millisecond
+		}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, nil, usageErr("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return nil, nil, err
+		}
+		stop = func() { pprof.StopCPUProfile(); _ = f.Close() }
+	}
+	return parts, stop, nil
+}
+
+// run measures the parts on the configured database and prints (and
+// writes) the figures.
+func (o *benchOpts) run(e *env, parts map[string]bool) error {
+	env, err := bench.Open(e.ctx, e.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if c := env.Citus; c != nil {
+		fmt.Fprintf(e.stderr, "Citus %s coordinator with %s: the benchmark's tables are distributed by session (%d shards)\n",
+			c.Version, plural(c.Workers, "worker"), c.Tables[1].Shards)
+	}
+	// The Python service's side lives for the whole run: the workloads and
+	// the concurrency part both measure it.
+	if o.peerDir != "" {
+		if env.Conn == nil {
+			return usageErr("--peer needs a PostgreSQL --db")
+		}
+		p, err := bench.StartPeer(o.peerPython, o.peerScript, o.peerDir, env.URL)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		env.Peer = p
+	}
+	results, err := o.workloads(e, env, parts)
+	if err != nil {
+		return err
+	}
+	out := benchOutput{Workloads: results}
+	if err := o.atScale(e, env, parts, &out); err != nil {
+		return err
+	}
+	if o.jsonFile != "" {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		if err := os.WriteFile(o.jsonFile, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.svgFile != "" {
+		if err := os.WriteFile(o.svgFile, []byte(bench.LookupSVG(results)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloads prepares and measures the per-call workloads and the size
+// sweep, printing a line each.
+func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]bench.Result, error) {
+	var err error
+	sizes := bench.Full
+	if o.quick {
+		sizes = bench.Quick
+	}
+	var ws []bench.Workload
+	if parts["workloads"] {
+		fmt.Fprintf(e.stderr, "preparing workloads (sizes %v)...\n", sizes)
+		if ws, err = env.Workloads(e.ctx, sizes); err != nil {
+			return nil, err
+		}
+	}
+	if env.Peer != nil && parts["workloads"] {
+		// The same lookup, with the peer on the schema its own
+		// install.sql creates (no index on the key).
+		n := sizes.Lookups[len(sizes.Lookups)-1]
+		op, cleanup, err := env.PeerOwnSchema(e.ctx, o.peerPython, o.peerScript, o.peerDir, n)
+		if err != nil {
+			// Its install.sql needs pgvector; without it, say so and go on.
+			fmt.Fprintf(e.stderr, "the Python service's own schema is not available (%v); its lookup is left out\n", err)
+		} else {
+			defer cleanup()
+		}
+		for _, w := range ws {
+			if op == nil {
+				break
+			}
+			if w.Name == fmt.Sprintf("lookup in %d rows", n) {
+				ws = append(ws, bench.Workload{Name: fmt.Sprintf("lookup in %d rows, peer schema", n), Rows: 1, Size: n, Run: w.Run, Peer: op})
+				break
+			}
+		}
+	}
+	sweep := sizes.Sweep
+	if env.Conn == nil { // SQLite fills by store calls: the sweep stops at 100k there
+		sweep = slices.DeleteFunc(slices.Clone(sweep), func(n int) bool { return n > 100_000 })
+	}
+	if parts["sweep"] {
+		fmt.Fprintf(e.stderr, "preparing the session-size sweep (%v)...\n", sweep)
+		sw, err := env.SweepWorkloads(e.ctx, sweep)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, sw...)
+	}
+	var results []bench.Result
+	fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
+	for _, w := range ws {
+		r, err := bench.Measure(e.ctx, w, o.iters)
+		if err != nil {
+			return nil, err
+		}
+		if st := env.CountStatements(e.ctx, w); st.Remstore >= 0 {
+			r.Statements = &st
+		}
+		results = append(results, r)
+		floor, ratio, peer, pratio := "-", "-", "-", "-"
+		if r.FloorMS > 0 {
+			floor, ratio = fmt.Sprintf("%.3f", r.FloorMS), fmt.Sprintf("%.2f", r.RatioFloor)
+		}
+		if r.PeerMS > 0 {
+			peer, pratio = fmt.Sprintf("%.3f", r.PeerMS), fmt.Sprintf("%.1f", r.RatioPeer)
+		}
+		stmts := "-"
+		if r.Statements != nil {
+			stmts = fmt.Sprintf("%d/%d/%d", r.Statements.Remstore, r.Statements.Floor, r.Statements.Peer)
+		}
+		fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
+	}
+	if small, large, ratio, ok := bench.SweepRatio(results); ok {
+		fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
+	}
+	if base, large, ratio, ok := bench.BoundedRatio(results); ok {
+		fmt.Fprintf(e.stdout, "bounded load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
+	}
+	return results, nil
+}
+
+// atScale runs the concurrency and HTTP parts (with the search flood)
+// into out, printing their tables.
+func (o *benchOpts) atScale(e *env, env *bench.Env, parts map[string]bool, out *benchOutput) error {
+	var err error
+	fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost")
+	for _, c := range bench.ConcurrencyCases {
+		if !parts["concurrency"] {
+			break
+		}
+		r, err := env.Concurrency(e.ctx, c.Writers, c.Shared, o.duration)
+		if err != nil {
+			return err
+		}
+		out.Concurrency = append(out.Concurrency, r)
+		peer := [5]string{"-", "-", "-", "-", "-"}
+		if r.PeerTurnsPerSec > 0 {
+			peer = [5]string{fmt.Sprintf("%.0f", r.PeerTurnsPerSec), fmt.Sprintf("%.2f", r.PeerP50MS), fmt.Sprintf("%.2f", r.PeerP99MS), fmt.Sprintf("%.2fx", r.RatioPeer), fmt.Sprint(r.PeerMissing)}
+		}
+		fmt.Fprintf(e.stdout, "%-26s %8d %10.0f %9.2f %9.2f %10s %9s %9s %8s %8s\n", r.Name, r.Turns, r.TurnsPerSec, r.P50MS, r.P99MS, peer[0], peer[1], peer[2], peer[3], peer[4])
+	}
+	var hs []bench.HTTPResult
+	if parts["http"] {
+		if hs, err = env.HTTP(e.ctx, o.httpClients, o.duration); err != nil {
+			return err
+		}
+	}
+	out.HTTP = hs
+	if parts["http"] {
+		for _, polite := range []bool{true, false} {
+			f, err := env.SearchFlood(e.ctx, 4, 16, o.duration, polite)
+			if err != nil {
+				return err
+			}
+			out.Flood = append(out.Flood, f)
+			how := "answering each 429 at once"
+			if polite {
+				how = "waiting what each 429's Retry-After says"
+			}
+			fmt.Fprintf(e.stdout, "\nsearch flood: %d clients of one tenant search without pause, %s (%d answered, %d refused 429, %d timed out);\n"+
+				"  another tenant's 1k loads, %d clients: %.0f/s alone, %.0f/s beside the flood = %.0f%% (p99 %.2f vs %.2f ms)\n",
+				f.Flooders, how, f.Searches, f.Refused, f.TimedOut, f.Loaders, f.QuietPerSec, f.FloodPerSec, 100*f.Ratio, f.QuietP99MS, f.FloodP99MS)
+		}
+	}
+	fmt.Fprintf(e.stdout, "\n%-14s %7s %10s %8s %10s %8s %10s %8s %9s %9s %10s\n", "serve vs library", "clients",
+		"library/s", "lib p50", "bare/s", "bare p50", "serve/s", "serve p50", "bare/lib", "serve/lib", "serve/bare")
+	for _, h := range hs {
+		fmt.Fprintf(e.stdout, "%-14s %7d %10.0f %8.2f %10.0f %8.2f %10.0f %9.2f %8.0f%% %8.0f%% %9.0f%%\n", h.Name, h.Clients,
+			h.LibraryPerSec, h.LibraryP50MS, h.BarePerSec, h.BareP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.BareRatio, 100*h.Ratio, 100*h.ServeOverBare)
+	}
+	return nil
 }
