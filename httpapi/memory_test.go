@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/memtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -28,36 +27,6 @@ func (w *countWriter) WriteHeader(c int)   { w.status = c }
 func (w *countWriter) Write(b []byte) (int, error) {
 	w.bytes += len(b)
 	return len(b), nil
-}
-
-// peakHeap runs fn while sampling the heap every millisecond, and returns
-// the highest heap seen above the heap before it.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, top := ms.HeapAlloc, ms.HeapAlloc
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		var m runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&m)
-				top = max(top, m.HeapAlloc)
-			}
-		}
-	}()
-	fn()
-	close(done)
-	<-stopped
-	runtime.ReadMemStats(&ms)
-	return max(top, ms.HeapAlloc) - base
 }
 
 // GET /v1/sessions/{id} of a session ten times longer peaks at no more
@@ -91,7 +60,7 @@ func TestGetSessionMemoryFlat(t *testing.T) {
 		r := httptest.NewRequest("GET", "/v1/sessions/"+session+"?compress=false", nil)
 		r.Header.Set("Authorization", "Bearer "+key)
 		r.Header.Set("X-User-Id", "alice")
-		top := peakHeap(func() { api.ServeHTTP(w, r) })
+		top := memtest.PeakHeap(func() { api.ServeHTTP(w, r) })
 		if w.status != 0 && w.status != 200 || w.bytes < n*600 {
 			t.Fatalf("GET %s: status %d, %d bytes", session, w.status, w.bytes)
 		}

@@ -146,16 +146,7 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 				t.Fatal(err)
 			}
 			ws := []writer{{name: "Go on SQLite", db: dbtest.NewSQLite(t), drv: sqliteDriver{}}, {name: "mutated function", db: mutant, drv: pgDriver{}, mutant: true}}
-			for _, w := range ws {
-				dbtest.SameSecret(t, w.db)
-			}
-			for n := range 60 {
-				if d, _ := runDifferential(t, ws, newScript(uint64(n))); d != "" {
-					t.Logf("told apart by script %d", n)
-					return
-				}
-			}
-			t.Fatal("60 scripts did not tell the mutant from the Go writer")
+			toldApart(t, ws)
 		})
 	}
 }
@@ -688,16 +679,23 @@ func TestDifferentialCatchesGoWriterMutants(t *testing.T) {
 			t.Parallel()
 			ws := []writer{{name: "function on PostgreSQL", db: unguarded(t, dbtest.NewPostgres(t)), drv: pgDriver{}},
 				{name: "mutated Go writer", db: dbtest.NewSQLite(t), drv: goMutant{after: m.after}, mutant: true}}
-			for _, w := range ws {
-				dbtest.SameSecret(t, w.db)
-			}
-			for n := range 60 {
-				if d, _ := runDifferential(t, ws, newScript(uint64(n))); d != "" {
-					t.Logf("told apart by script %d", n)
-					return
-				}
-			}
-			t.Fatal("60 scripts did not tell the Go writer's mutant from the store function")
+			toldApart(t, ws)
 		})
 	}
+}
+
+// toldApart fails unless one of 60 scripts tells the writers apart: a
+// mutant one of them runs is caught.
+func toldApart(t *testing.T, ws []writer) {
+	t.Helper()
+	for _, w := range ws {
+		dbtest.SameSecret(t, w.db)
+	}
+	for n := range 60 {
+		if d, _ := runDifferential(t, ws, newScript(uint64(n))); d != "" {
+			t.Logf("told apart by script %d", n)
+			return
+		}
+	}
+	t.Fatalf("60 scripts did not tell %s from %s", ws[1].name, ws[0].name)
 }

@@ -5,44 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/memtest"
 	"github.com/remstore/remstore/models"
 )
-
-// peakHeap is the most heap fn's run added, sampled every millisecond.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, top := ms.HeapAlloc, ms.HeapAlloc
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		var m runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&m)
-				top = max(top, m.HeapAlloc)
-			}
-		}
-	}()
-	fn()
-	close(done)
-	<-stopped
-	runtime.ReadMemStats(&ms)
-	return max(top, ms.HeapAlloc) - base
-}
 
 // H1 of issue 42, the viewer's part: the session page built the whole
 // session for every request (totals and one page of 500 drawn). It streams
@@ -77,7 +47,7 @@ func TestSessionPageMemoryFlat(t *testing.T) {
 	t.Cleanup(f.srv.Close)
 	c, _ := f.client(t, aliceKey, "alice")
 	peak := func(name string) uint64 {
-		return peakHeap(func() {
+		return memtest.PeakHeap(func() {
 			resp, err := c.Get(f.srv.URL + "/ui/sessions/" + ids[name])
 			if err != nil {
 				t.Fatal(err)
