@@ -65,6 +65,7 @@ type Listener struct {
 	GuestIdle time.Duration
 
 	mu       sync.Mutex
+	attached bool // Attach was called: without the states, no guest rule
 	guestCap int
 	guests   map[*limitedConn]bool // open and not signed in
 }
@@ -80,9 +81,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 		// addresses one by one would give it 2^64 caps (issue 42 M2).
 		ip := signin.Network(c.RemoteAddr().String())
 		l.mu.Lock()
-		guestsFull := len(l.guests) >= l.guestCap
+		attached := l.attached
+		guestsFull := attached && len(l.guests) >= l.guestCap
 		l.mu.Unlock()
-		if guestsFull || l.b.full() {
+		if attached && (guestsFull || l.b.full()) {
 			// Room for the newcomer: the guest idle longest goes (its slot
 			// is free once it is closed). Without an idle guest, a full
 			// guests' share refuses.
@@ -131,6 +133,9 @@ func (l *Listener) evictGuest() bool {
 // Attach lets l see its connections' states (idle or busy) and lets the
 // API mark a connection signed in (SignedIn): set before srv serves.
 func (l *Listener) Attach(srv *http.Server) {
+	l.mu.Lock()
+	l.attached = true
+	l.mu.Unlock()
 	srv.ConnState = func(c net.Conn, st http.ConnState) {
 		lc := unwrapConn(c)
 		if lc == nil {
