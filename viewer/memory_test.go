@@ -46,27 +46,34 @@ func TestSessionPageMemoryFlat(t *testing.T) {
 	f := &fixture{srv: httptest.NewServer(api)}
 	t.Cleanup(f.srv.Close)
 	c, _ := f.client(t, aliceKey, "alice")
-	peak := func(name string) uint64 {
-		return memtest.PeakHeap(func() {
-			resp, err := c.Get(f.srv.URL + "/ui/sessions/" + ids[name])
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || !strings.Contains(string(b), `id="m499"`) || strings.Contains(string(b), `id="m500"`) {
-				t.Fatalf("%s: %d, page %.200s", name, resp.StatusCode, b)
-			}
-		})
-	}
-	small, large := peak("small"), peak("large")
-	for range 2 {
-		small, large = min(small, peak("small")), min(large, peak("large"))
-	}
-	t.Logf("session page: peak heap above baseline: 2,000 messages %d KiB, 20,000 messages %d KiB (%.2fx)", small>>10, large>>10, float64(large)/float64(max(small, 1)))
-	// The old code: 5.6 MB and 18.6 MB (3.3x); a tenth of the messages is
-	// drawn in both, so the stream's pages cost the same.
-	if large > 2*small+(2<<20) {
-		t.Fatalf("20k messages peaked at %d bytes, 2k at %d: memory grows with the session", large, small)
+	for _, view := range []struct{ query, last, next string }{
+		{"", `id="m499"`, `id="m500"`},
+		{"?view=pydantic", "from=500&amp;view=pydantic", ""},
+	} {
+		peak := func(name string) uint64 {
+			return memtest.PeakHeap(func() {
+				resp, err := c.Get(f.srv.URL + "/ui/sessions/" + ids[name] + view.query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || !strings.Contains(string(b), view.last) || view.next != "" && strings.Contains(string(b), view.next) {
+					t.Fatalf("%s%s: %d, page %.300s", name, view.query, resp.StatusCode, b)
+				}
+			})
+		}
+		small, large := peak("small"), peak("large")
+		for range 2 {
+			small, large = min(small, peak("small")), min(large, peak("large"))
+		}
+		t.Logf("session page%s: peak heap above baseline: 2,000 messages %d KiB, 20,000 messages %d KiB (%.2fx)",
+			view.query, small>>10, large>>10, float64(large)/float64(max(small, 1)))
+		// The old code: 5.6 MB and 18.6 MB (3.3x) for the history; a tenth
+		// of the messages is drawn in both, so the stream's pages cost the
+		// same.
+		if large > 2*small+(2<<20) {
+			t.Fatalf("%s: 20k messages peaked at %d bytes, 2k at %d: memory grows with the session", view.query, large, small)
+		}
 	}
 }

@@ -190,35 +190,23 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	// for each request). A page asked past the end is drawn again, as the
 	// last one, once the count is known.
 	var (
-		msgs         []msgView
-		stored, sent int
-		tot          usageTotals
-		replaced     int // rows a summary stands for, when the page shows the summary
-		total        int
-		window       = page{From: max(0, from), To: max(0, from) + pageSize}
-		drawn        = window
+		msgs   []msgView
+		tot    pageTotals
+		window = page{From: max(0, from), To: max(0, from) + pageSize}
+		drawn  = window
 	)
 	each := func(count bool) func(models.HistoryMessage) error {
 		i := 0
 		return func(m models.HistoryMessage) error {
 			defer func() { i++ }()
-			in, out, author, model := usageOf(m)
-			replaces, isSummary := compactionOf(m)
 			if count { // the first pass; the second draws a page only
-				tot.add(in, out, model)
-				if isSummary && !all {
-					replaced = replaces
-				}
-				n := utf8.RuneCountInString(m.Content)
-				length := n
-				if m.Compressed {
-					length = m.OriginalLength
-				}
-				stored, sent, total = stored+length, sent+n, total+1
+				tot.add(m, all)
 			}
 			if i < drawn.From || i >= drawn.To {
 				return nil
 			}
+			in, out, author, model := usageOf(m)
+			replaces, isSummary := compactionOf(m)
 			msgs = append(msgs, messageView(i, m, t, replaces, isSummary, in, out, author, model))
 			return nil
 		}
@@ -226,20 +214,50 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	if err := q.store.LoadEach(r.Context(), key, lo, each(true)); err != nil {
 		return err
 	}
-	pg := pageOf(from, total, base, view)
-	if pg.From != window.From && total > 0 {
+	pg := pageOf(from, tot.count, base, view)
+	if pg.From != window.From && tot.count > 0 {
 		msgs, drawn = nil, page{From: pg.From, To: pg.To}
 		if err := q.store.LoadEach(r.Context(), key, lo, each(false)); err != nil {
 			return err
 		}
 	}
-	d := v.base(q, "Session "+info.Name)
-	d["All"], d["Replaced"], d["Usage"] = all, replaced, tot
-	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, msgs, t, 2*t, total
-	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
-	d["View"] = "history"
+	d := v.sessionData(q, info, key, all, tot, pg)
+	d["Messages"], d["View"] = msgs, "history"
 	v.render(w, http.StatusOK, "session", d)
 	return nil
+}
+
+// pageTotals are a session page's figures over every message it streams:
+// count, characters stored and sent, usage, and how many rows the shown
+// compaction summary stands for.
+type pageTotals struct {
+	count, stored, sent, replaced int
+	usage                         usageTotals
+}
+
+func (p *pageTotals) add(m models.HistoryMessage, all bool) {
+	in, out, _, model := usageOf(m)
+	p.usage.add(in, out, model)
+	if replaces, isSummary := compactionOf(m); isSummary && !all {
+		p.replaced = replaces
+	}
+	n := utf8.RuneCountInString(m.Content)
+	length := n
+	if m.Compressed {
+		length = m.OriginalLength
+	}
+	p.count, p.stored, p.sent = p.count+1, p.stored+length, p.sent+n
+}
+
+// sessionData is what both views of a session page show around their
+// messages.
+func (v *Viewer) sessionData(q *request, info sessionstore.SessionInfo, key string, all bool, tot pageTotals, pg page) map[string]any {
+	t := v.o.TruncateLength
+	d := v.base(q, "Session "+info.Name)
+	d["All"], d["Replaced"], d["Usage"] = all, tot.replaced, tot.usage
+	d["Info"], d["Key"], d["T"], d["TwoT"], d["Count"] = info, key, t, 2*t, tot.count
+	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = tot.stored, tot.sent, sizeBar(tot.stored, tot.sent), pg
+	return d
 }
 
 // errFound stops a stream at the message it looked for.
@@ -281,38 +299,49 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 	return mv
 }
 
-// pydanticPage is the session as pydantic-ai messages. The conversion pairs
-// tool calls across the whole history, so it reads the session whole (the
-// history view streams).
+// pydanticPage is the session as pydantic-ai messages, streamed as the
+// history is: the history's rows go through the converter one by one, and
+// only the page's pydantic-ai messages are drawn (issue 42 H1).
 func (v *Viewer) pydanticPage(w http.ResponseWriter, r *http.Request, q *request, key string, info sessionstore.SessionInfo, lo sessionstore.LoadOptions, from int, base string) error {
-	hist, err := q.store.Load(r.Context(), key, lo)
-	if err != nil {
+	var (
+		pv     []pydanticMsg
+		tot    pageTotals
+		total  int // pydantic-ai messages
+		window = page{From: max(0, from), To: max(0, from) + pageSize}
+	)
+	pass := func(count bool, drawn page) error {
+		i := 0
+		st := convert.NewStream(convert.Options{}, func(m convert.Message) error {
+			if i >= drawn.From && i < drawn.To {
+				pv = append(pv, pydanticMsgOf(m))
+			}
+			i++
+			return nil
+		})
+		err := q.store.LoadEach(r.Context(), key, lo, func(m models.HistoryMessage) error {
+			if count {
+				tot.add(m, lo.IgnoreCompaction)
+			}
+			return st.Add(m)
+		})
+		if err == nil {
+			err = st.Close()
+		}
+		total = i
 		return err
 	}
-	t := v.o.TruncateLength
-	pv := pydanticView(hist)
-	pg := pageOf(from, len(pv), base, "pydantic")
-	stored, sent := 0, 0
-	var tot usageTotals
-	replaced := 0
-	for _, m := range hist {
-		in, out, _, model := usageOf(m)
-		tot.add(in, out, model)
-		if replaces, isSummary := compactionOf(m); isSummary && !lo.IgnoreCompaction {
-			replaced = replaces
-		}
-		n := utf8.RuneCountInString(m.Content)
-		length := n
-		if m.Compressed {
-			length = m.OriginalLength
-		}
-		stored, sent = stored+length, sent+n
+	if err := pass(true, window); err != nil {
+		return err
 	}
-	d := v.base(q, "Session "+info.Name)
-	d["All"], d["Replaced"], d["Usage"] = lo.IgnoreCompaction, replaced, tot
-	d["Info"], d["Key"], d["Messages"], d["T"], d["TwoT"], d["Count"] = info, key, []msgView(nil), t, 2*t, len(hist)
-	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = stored, sent, sizeBar(stored, sent), pg
-	d["View"], d["Pydantic"] = "pydantic", pv[pg.From:pg.To]
+	pg := pageOf(from, total, base, "pydantic")
+	if pg.From != window.From && total > 0 {
+		pv = nil
+		if err := pass(false, page{From: pg.From, To: pg.To}); err != nil {
+			return err
+		}
+	}
+	d := v.sessionData(q, info, key, lo.IgnoreCompaction, tot, pg)
+	d["Messages"], d["View"], d["Pydantic"] = []msgView(nil), "pydantic", pv
 	v.render(w, http.StatusOK, "session", d)
 	return nil
 }
@@ -471,22 +500,27 @@ type pydanticMsg struct {
 func pydanticView(hist []models.HistoryMessage) []pydanticMsg {
 	var out []pydanticMsg
 	for _, m := range convert.Convert(hist, convert.Options{}) {
-		pm := pydanticMsg{Kind: m.Kind, Model: m.ModelName, Time: m.Timestamp}
-		for _, p := range m.Parts {
-			body := p.Content
-			if len(p.Args) > 0 {
-				body = p.Args
-			}
-			var s string
-			text := pretty(body)
-			if json.Unmarshal(body, &s) == nil {
-				text = s
-			}
-			pm.Parts = append(pm.Parts, partView{Kind: p.PartKind, ToolName: p.ToolName, ToolCallID: p.ToolCallID, Body: text})
-		}
-		out = append(out, pm)
+		out = append(out, pydanticMsgOf(m))
 	}
 	return out
+}
+
+// pydanticMsgOf is one pydantic-ai message as the page draws it.
+func pydanticMsgOf(m convert.Message) pydanticMsg {
+	pm := pydanticMsg{Kind: m.Kind, Model: m.ModelName, Time: m.Timestamp}
+	for _, p := range m.Parts {
+		body := p.Content
+		if len(p.Args) > 0 {
+			body = p.Args
+		}
+		var s string
+		text := pretty(body)
+		if json.Unmarshal(body, &s) == nil {
+			text = s
+		}
+		pm.Parts = append(pm.Parts, partView{Kind: p.PartKind, ToolName: p.ToolName, ToolCallID: p.ToolCallID, Body: text})
+	}
+	return pm
 }
 
 // --- audit ---
