@@ -41,7 +41,7 @@ func TestAttributable(t *testing.T) {
 		{[]auditMsg{{Role: "user", Time: "t0"}, {Role: "assistant", Time: "t9"}}, false},
 		{[]auditMsg{{Role: "assistant", Time: "t0"}}, false},
 	} {
-		if got := attributable(tc.h, mine); got != tc.want {
+		if got := attributable(tc.h, func(k string) bool { return mine[k] }); got != tc.want {
 			t.Errorf("attributable(%v) = %v", tc.h, got)
 		}
 	}

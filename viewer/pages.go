@@ -566,31 +566,49 @@ const maxAuditFiles = 10000
 // them).
 type auditCalls struct {
 	info    sessionstore.SessionInfo
-	hist    []models.HistoryMessage
+	rows    map[string]rowRef // the session's rows by role and time
 	invs    []invView
 	hidden  int
 	readErr string
+}
+
+// rowRef is what a call page needs of one stored row: where it is and what
+// it cost (issue 42 H1: the audit pages held the whole session).
+type rowRef struct {
+	idx, in, out int
+	model        string
 }
 
 func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls, error) {
 	var a auditCalls
 	// Only each message's role and time are compared, so the load may cut
 	// long answers on the server.
-	info, hist, err := q.store.GetSession(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true, Extras: true})
+	info, err := q.store.SessionInfo(r.Context(), key)
 	if err != nil {
 		return a, err
 	}
-	a.info, a.hist = info, hist
-	mine := map[string]bool{}
-	for _, m := range hist {
+	a.info, a.rows = info, map[string]rowRef{}
+	var first string
+	i := 0
+	err = q.store.LoadEach(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true, Extras: true}, func(m models.HistoryMessage) error {
 		if m.Timestamp != nil {
-			mine[string(m.Role)+" "+*m.Timestamp] = true
+			if first == "" {
+				first = *m.Timestamp
+			}
+			in, out, _, model := usageOf(m)
+			a.rows[string(m.Role)+" "+*m.Timestamp] = rowRef{i, in, out, model}
 		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return a, err
 	}
-	if v.o.AuditDir != "" && len(hist) > 0 {
+	mine := func(k string) bool { _, ok := a.rows[k]; return ok }
+	if v.o.AuditDir != "" && first != "" {
 		// Only files that mention one of this session's message times are
 		// parsed: the first one is in every dump that saw any history.
-		first := []byte(*hist[0].Timestamp)
+		first := []byte(first)
 		files, err := audit.Scan(v.o.AuditDir, func(b []byte) bool { return bytes.Contains(b, first) }, maxAuditFiles)
 		if err != nil {
 			a.readErr = err.Error()
@@ -677,12 +695,12 @@ func invOf(inv map[string]any, file string) invView {
 	return iv
 }
 
-func attributable(h []auditMsg, mine map[string]bool) bool {
+func attributable(h []auditMsg, mine func(roleAndTime string) bool) bool {
 	if len(h) == 0 {
 		return false
 	}
 	for _, m := range h {
-		if !mine[m.Role+" "+m.Time] {
+		if !mine(m.Role + " " + m.Time) {
 			return false
 		}
 	}
@@ -898,12 +916,6 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 		return nil
 	}
 	iv := ac.invs[n]
-	row := map[string]int{}
-	for i, m := range ac.hist {
-		if m.Timestamp != nil {
-			row[string(m.Role)+" "+*m.Timestamp] = i
-		}
-	}
 	var raws []map[string]any
 	var usage usageTotals
 	msgs := make([]callMsg, len(iv.history))
@@ -923,12 +935,11 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 		if cm.Role == string(models.RoleTool) {
 			cm.Content = prettyText(cm.Content)
 		}
-		if idx, ok := row[m.Role+" "+m.Time]; ok {
+		if ref, ok := ac.rows[m.Role+" "+m.Time]; ok {
 			// What the rows this call saw had cost when they were made.
-			in, out, _, model := usageOf(ac.hist[idx])
-			usage.add(in, out, model)
-			cm.Row = idx
-			cm.RowLink = fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", ac.info.ID, idx, idx)
+			usage.add(ref.in, ref.out, ref.model)
+			cm.Row = ref.idx
+			cm.RowLink = fmt.Sprintf("/ui/sessions/%s?all=1&from=%d#m%d", ac.info.ID, ref.idx, ref.idx)
 		}
 		msgs[i] = cm
 		raws = append(raws, m.raw)

@@ -39,10 +39,8 @@ var Favicon []byte
 // user; *sessionstore.Store implements it.
 type Store interface {
 	Lookup(ctx context.Context, key string) (string, error)
-	GetSession(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) (sessionstore.SessionInfo, []models.HistoryMessage, error)
 	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
 	SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]sessionstore.Stats, error)
-	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
 	Search(ctx context.Context, o sessionstore.SearchOptions) ([]sessionstore.SearchHit, error)
