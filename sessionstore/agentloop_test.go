@@ -125,7 +125,7 @@ func TestPopAndClear(t *testing.T) {
 		a, b := newStore(t, db, "alice", 5), newStore(t, db, "bob", 5)
 		long := strings.Repeat("long answer ", 3)
 		withItem := msg("assistant", "from the SDK")
-		withItem.Extra = []models.Field{{Key: sessionstore.AgentsSourceKey, Value: []byte(`{"type":"message","role":"assistant"}`)}}
+		withItem.Extra = []models.Field{{Key: sessionstore.AgentsSourceKey, Value: []byte(`{"type":"message","role":"assistant","content":"from the SDK"}`)}}
 		res, err := a.StoreMessages(ctx, "s", []models.HistoryMessage{msg("user", "q"), msg("assistant", long), msg("user", "q2"), withItem}, "")
 		if err != nil {
 			t.Fatal(err)

@@ -164,10 +164,14 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				if len(f.Value) == 0 || f.Value[0] != '{' {
 					return fieldErr(i, f.Key, "must be an object")
 				}
+				reason := ""
 				if f.Key == convert.SourceKey {
-					if reason := convert.CheckSource(m); reason != "" {
-						return fieldErr(i, f.Key, "%s", reason)
-					}
+					reason = convert.CheckSource(m)
+				} else {
+					reason = checkAgentsItem(m, f.Value)
+				}
+				if reason != "" {
+					return fieldErr(i, f.Key, "%s", reason)
 				}
 			case "tool_calls":
 				// The decoder reads the key into HistoryMessage.ToolCalls;
