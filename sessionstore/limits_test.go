@@ -73,31 +73,3 @@ func TestLimits(t *testing.T) {
 		})
 	}
 }
-
-// A legacy function result's tool fields were accepted and dropped (issue
-// 42, low): they are kept now, and an extras load gives them back; a plain
-// load shows them on role tool only, as the Python service's does.
-func TestFunctionResultKeepsItsToolFields(t *testing.T) {
-	t.Parallel()
-	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
-		s := mk("alice")
-		fn := models.HistoryMessage{Role: models.RoleFunction, Content: `{"temp": 21}`, ToolCallID: "call_7", ToolName: "weather",
-			ToolArguments: []byte(`{"city":"Lisbon"}`), Extra: []models.Field{{Key: "model", Value: []byte(`"gpt-4o"`)}}}
-		if _, err := s.StoreMessages(ctx, "legacy", []models.HistoryMessage{fn}, ""); err != nil {
-			t.Fatal(err)
-		}
-		full, err := s.Load(ctx, "legacy", sessionstore.LoadOptions{Extras: true})
-		if err != nil || len(full) != 1 {
-			t.Fatal(err)
-		}
-		got := full[0]
-		model, _ := got.ExtraString("model")
-		if got.ToolCallID != "call_7" || got.ToolName != "weather" || string(got.ToolArguments) != `{"city":"Lisbon"}` || model != "gpt-4o" {
-			t.Fatalf("extras load of a function result: %+v", got)
-		}
-		plain, err := s.Load(ctx, "legacy", sessionstore.LoadOptions{})
-		if err != nil || plain[0].ToolCallID != "" || plain[0].ToolName != "" {
-			t.Fatalf("plain load: %+v %v", plain, err)
-		}
-	})
-}

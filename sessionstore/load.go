@@ -82,9 +82,7 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	}
 	ts := models.FormatTimestamp(r.CreatedAt)
 	m := models.HistoryMessage{Role: role, Content: r.Content, Timestamp: &ts}
-	// A plain load gives the tool fields to role tool only, as the peer's
-	// does; an extras load to a function result too (write.go keeps them).
-	if role == models.RoleTool || extras && role == models.RoleFunction {
+	if role == models.RoleTool {
 		m.ToolCallID, m.ToolName = r.ToolCallID, r.ToolName
 		if rawTruthy(r.ToolArgs) {
 			m.ToolArguments = r.ToolArgs

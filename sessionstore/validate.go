@@ -198,9 +198,8 @@ func validateBatch(msgs []models.HistoryMessage) error {
 // nothing silently changed): the tool fields on a message that is not a
 // tool result, a model on a message that is neither an answer nor a tool
 // result, agent_schema off a tool result. (A legacy "function" result is a
-// tool result here: its row keeps the tool fields, which an extras load gives
-// back; a plain load shows them on role tool only, as the peer's does.) A
-// loaded message's _entity_key,
+// tool result here; its row keeps its text and role, and the peer's rule
+// keeps tool fields on "tool" rows only.) A loaded message's _entity_key,
 // _original_length and _compressed describe the load and are accepted, not
 // stored.
 func checkKept(i int, m models.HistoryMessage) error {

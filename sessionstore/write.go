@@ -292,12 +292,9 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		Tags: models.StringArray{}, GraphEdges: models.JSONList{},
 		UserID: models.Ptr(userID), TenantID: models.Ptr(tenantID),
 	}
-	// The tool fields, agent_schema and model go to metadata for a tool
-	// result, and only when truthy, as the peer's writer does for role tool;
-	// remstore keeps them for a legacy "function" result too (the peer drops
-	// them there), so that nothing it accepted is lost (issue 42): an extras
-	// load gives them back.
-	if m.Role.IsTool() {
+	// The tool fields, agent_schema and model go to metadata for role tool
+	// only, and only when truthy, exactly as the peer's writer does.
+	if m.Role == models.RoleTool {
 		if m.ToolCallID != "" {
 			meta["tool_call_id"] = m.ToolCallID
 		}
@@ -316,7 +313,7 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		case "model", "agent_schema":
 			// The peer keeps them for tool rows; remstore keeps the model
 			// that wrote an answer too (a model SDK adapter sets it).
-			if (m.Role.IsTool() || f.Key == "model" && m.Role.Normalize() == models.RoleAssistant) && rawTruthy(f.Value) {
+			if (m.Role == models.RoleTool || f.Key == "model" && m.Role.Normalize() == models.RoleAssistant) && rawTruthy(f.Value) {
 				meta[f.Key] = f.Value
 			}
 		case "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey:
