@@ -322,6 +322,15 @@ func TestViewerInBrowser(t *testing.T) {
 			chromedp.WaitVisible(page.wait, chromedp.ByQuery),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
 		)
+		if page.name == "mobile-session" {
+			// The "Go to message" control ends above the usage line (issue
+			// 41: it covered it at 390 px).
+			var gap float64
+			run("jump above usage", chromedp.Evaluate(`document.querySelector("#usage").getBoundingClientRect().top - document.querySelector("form.jump").getBoundingClientRect().bottom`, &gap))
+			if gap < 0 {
+				t.Errorf("at 390 px the Go to message control overlaps the usage line by %.0f px", -gap)
+			}
+		}
 		if width > 390 {
 			var wide string
 			_ = chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > 392).slice(0, 6).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join("; ")`, &wide))

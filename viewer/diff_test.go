@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/remstore/remstore/models"
 )
 
 // diff by hand: call a saw m0..m3 whole; call b (after a compaction) saw a
@@ -128,5 +131,26 @@ func TestFinish(t *testing.T) {
 	}
 	if got := escapeBidi(`{"n":"a` + "\u202e" + `b"}`); got != `{"n":"a\u202eb"}` {
 		t.Errorf("escapeBidi: %s", got)
+	}
+}
+
+// A long message that is not cut is drawn folded (issue 41): its first 400
+// code points, the whole text behind "show all"; a cut answer and a short
+// message are drawn as before.
+func TestLongMessagesFold(t *testing.T) {
+	long := strings.Repeat("é", 2500)
+	ts := "2026-01-01T00:00:00+00:00"
+	user := messageView(3, models.HistoryMessage{Role: "user", Content: long, Timestamp: &ts}, 200, 0, false, 0, 0, "", "")
+	if user.Preview != strings.Repeat("é", 400) || user.Content != long {
+		t.Errorf("a long user message: preview %d code points", utf8.RuneCountInString(user.Preview))
+	}
+	tool := messageView(4, models.HistoryMessage{Role: "tool", Content: `{"rows":"` + long + `"}`, ToolCallID: "c", ToolName: "q", Timestamp: &ts}, 200, 0, false, 0, 0, "", "")
+	if tool.Preview == "" {
+		t.Error("a long tool return is not folded")
+	}
+	short := messageView(5, models.HistoryMessage{Role: "user", Content: "hi", Timestamp: &ts}, 200, 0, false, 0, 0, "", "")
+	cut := messageView(6, models.HistoryMessage{Role: "assistant", Content: "head … tail", Compressed: true, OriginalLength: 5000, EntityKey: "k", Timestamp: &ts}, 200, 0, false, 0, 0, "", "")
+	if short.Preview != "" || cut.Preview != "" {
+		t.Errorf("folded: short %q, cut %q", short.Preview, cut.Preview)
 	}
 }

@@ -44,7 +44,18 @@ type msgView struct {
 	In, Out       int
 	Author, Model string
 	JSON          string // the message as the store returns it (Copy as JSON)
+	// Preview is the start of a long message that is not cut (a user or
+	// tool message, an answer shown whole): the page draws it folded, the
+	// whole text a click away (issue 41: one long paste flooded the page).
+	Preview string
 }
+
+// foldAt is the length (code points) above which a message not cut is drawn
+// folded, and foldPreview how much of it shows.
+const (
+	foldAt      = 2000
+	foldPreview = 400
+)
 
 // usageTotals sums tokens over messages, and counts the models.
 type usageTotals struct {
@@ -296,6 +307,9 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 	}
 	mv.Bar = lengthBar(mv.Length, t)
 	mv.Bar.Over = mv.Compressed // only what was cut is drawn as cut
+	if !mv.Compressed && n > foldAt {
+		mv.Preview = string([]rune(mv.Content)[:foldPreview])
+	}
 	return mv
 }
 
