@@ -135,6 +135,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 			return err
 		}
 		defer s.timed("store", time.Now())
+		so.Decoded = true // the decoder's rows: their sources agree by construction
 		res, err := st.StoreWith(r.Context(), key, in.Messages, so)
 		if err != nil {
 			return reused(in.Locate(err))

@@ -60,7 +60,7 @@ func (s *Store) Compact(ctx context.Context, sessionKey string, summarize Summar
 		return models.HistoryMessage{}, fmt.Errorf("summarize: %w", err)
 	}
 	msg := models.HistoryMessage{Role: models.RoleAssistant, Content: text}
-	if err := validateBatch([]models.HistoryMessage{msg}); err != nil {
+	if err := validateBatch([]models.HistoryMessage{msg}, false); err != nil {
 		return models.HistoryMessage{}, fmt.Errorf("summary: %w", err)
 	}
 	p, err := s.plan(sid, sessionKey, []models.HistoryMessage{msg}, "",

@@ -67,7 +67,11 @@ func checkJSON(i int, field string, raw []byte, maxBytes int) error {
 
 // ValidateMessages is the check a store call makes before it writes, for
 // callers that check input before they open the database (the CLI).
-func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch(msgs) }
+func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch(msgs, false) }
+
+// ValidateDecoded is ValidateMessages for convert.DecodePydanticAI's rows
+// (see StoreOptions.Decoded).
+func ValidateDecoded(msgs []models.HistoryMessage) error { return validateBatch(msgs, true) }
 
 // writableKeys are the message keys a store accepts: SPEC §1's table, what
 // the store reads from a message (trace_id, span_id, model, agent_schema;
@@ -84,7 +88,7 @@ func WritableKeys() []string { return slices.Clone(writableKeys) }
 // message in the middle of a batch leaves the database untouched. It refuses
 // what the store would lose (SPEC §1): an unknown role, an unknown key, a
 // timestamp that does not parse.
-func validateBatch(msgs []models.HistoryMessage) error {
+func validateBatch(msgs []models.HistoryMessage, decoded bool) error {
 	if len(msgs) > MaxBatchMessages {
 		return fieldErr(-1, "messages", "more than %d messages in one call (%d)", MaxBatchMessages, len(msgs))
 	}
@@ -166,7 +170,9 @@ func validateBatch(msgs []models.HistoryMessage) error {
 				}
 				reason := ""
 				if f.Key == convert.SourceKey {
-					reason = convert.CheckSource(m)
+					if !decoded {
+						reason = convert.CheckSource(m)
+					}
 				} else {
 					reason = checkAgentsItem(m, f.Value)
 				}

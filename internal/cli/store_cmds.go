@@ -134,6 +134,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var msgs []models.HistoryMessage
 			locate := func(err error) error { return err }
+			decoded := false // convert.DecodePydanticAI's rows (StoreOptions.Decoded)
 			switch format {
 			case "dicts":
 				var err error
@@ -149,13 +150,17 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				if err != nil {
 					return usageErr("stdin: %v", err)
 				}
-				msgs, locate = ing.Messages, ing.Locate
+				msgs, locate, decoded = ing.Messages, ing.Locate, true
 			default:
 				return usageErr("--format: %q is not dicts or pydantic-ai", format)
 			}
 			// Checked before the database is opened: bad input is exit 2
 			// whether or not a database is there.
-			if err := sessionstore.ValidateMessages(msgs); err != nil {
+			validate := sessionstore.ValidateMessages
+			if decoded {
+				validate = sessionstore.ValidateDecoded
+			}
+			if err := validate(msgs); err != nil {
 				return locate(err)
 			}
 			s, db, err := e.openStore(writes)
@@ -163,7 +168,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				return err
 			}
 			defer db.Close()
-			res, err := s.StoreWith(e.ctx, sessionID, msgs, sessionstore.StoreOptions{ExpectLast: expectLast})
+			res, err := s.StoreWith(e.ctx, sessionID, msgs, sessionstore.StoreOptions{ExpectLast: expectLast, Decoded: decoded})
 			if err != nil {
 				return locate(err)
 			}
