@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -76,7 +75,7 @@ func differs(m, want models.HistoryMessage) string {
 	if m.Role.Normalize() != want.Role.Normalize() {
 		return say("role", string(m.Role), string(want.Role))
 	}
-	if m.Content != want.Content && !(m.Role.IsTool() && sameJSON(m.Content, want.Content)) {
+	if m.Content != want.Content && !(m.Role.IsTool() && models.SameJSON(m.Content, want.Content)) {
 		return say("content", truncateRunes(m.Content, 40), truncateRunes(want.Content, 40))
 	}
 	if m.ToolCallID != want.ToolCallID {
@@ -86,22 +85,12 @@ func differs(m, want models.HistoryMessage) string {
 		return say("tool_name", m.ToolName, want.ToolName)
 	}
 	if !slices.EqualFunc(m.ToolCalls, want.ToolCalls, func(a, b models.ToolCall) bool {
-		return a.ID == b.ID && a.Name == b.Name && sameJSON(a.Arguments, b.Arguments)
+		return a.ID == b.ID && a.Name == b.Name && models.SameJSON(a.Arguments, b.Arguments)
 	}) {
 		return fmt.Sprintf("its tool-call parts (%d) are not the message's tool_calls (%d, the same ids, names and arguments): a pydantic-ai load would send the model calls no other view shows",
 			len(want.ToolCalls), len(m.ToolCalls))
 	}
 	return ""
-}
-
-func sameJSON(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if !json.Valid([]byte(a)) || !json.Valid([]byte(b)) {
-		return false
-	}
-	return bytes.Equal(compact([]byte(a)), compact([]byte(b)))
 }
 
 func quoteAny(v any) string {

@@ -1,9 +1,11 @@
 package models
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // What PostgreSQL's numeric type (and so JSONB) stores: up to 131072 digits
@@ -208,4 +210,28 @@ func JSONDepth(raw []byte) int {
 		}
 	}
 	return maxDepth
+}
+
+// SameJSON reports whether a and b are the same JSON value: equal texts, or
+// both JSON that decode to the same value whatever the spacing and the
+// order of object keys (numbers compared as written). The one rule for
+// "the row and its source say the same" (convert.CheckSource, the Agents
+// SDK item check).
+func SameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	norm := func(s string) ([]byte, bool) {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil || dec.More() {
+			return nil, false
+		}
+		out, err := json.Marshal(v)
+		return out, err == nil
+	}
+	x, okx := norm(a)
+	y, oky := norm(b)
+	return okx && oky && bytes.Equal(x, y)
 }

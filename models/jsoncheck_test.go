@@ -54,3 +54,25 @@ func FuzzCheckJSONValue(f *testing.F) {
 		_ = CheckJSONValue(b) // never panics, on any input
 	})
 }
+
+// Hand-worked: spacing and key order do not matter; numbers compare as
+// written, so two integers past 2^53 stay apart; text that is not JSON is
+// the same only when equal.
+func TestSameJSON(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a": 1, "b": [1, 2]}`, `{"b":[1,2],"a":1}`, true},
+		{`{"q": "lisbon"}`, `{"q":"porto"}`, false},
+		{`9007199254740993`, `9007199254740992`, false},
+		{`1.0`, `1`, false},
+		{`plain text`, `plain text`, true},
+		{`plain text`, `"plain text"`, false},
+		{`{"a":1} {"b":2}`, `{"a":1}`, false},
+	} {
+		if got := SameJSON(c.a, c.b); got != c.want {
+			t.Errorf("SameJSON(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -73,14 +73,14 @@ func checkAgentsItem(m models.HistoryMessage, raw json.RawMessage) string {
 		return say("role", want.Role, m.Role)
 	}
 	// A long answer comes back cut; its item keeps the whole text.
-	if !m.Compressed && m.Content != want.Content && !jsonEqual(m.Content, want.Content) {
+	if !m.Compressed && m.Content != want.Content && !models.SameJSON(m.Content, want.Content) {
 		return say("content", truncate(want.Content, 40), truncate(m.Content, 40))
 	}
 	if want.Role == models.RoleTool && m.ToolCallID != want.ToolCallID {
 		return say("tool_call_id", want.ToolCallID, m.ToolCallID)
 	}
 	if !slices.EqualFunc(m.ToolCalls, want.ToolCalls, func(a, b models.ToolCall) bool {
-		return a.ID == b.ID && a.Name == b.Name && (a.Arguments == b.Arguments || jsonEqual(a.Arguments, b.Arguments))
+		return a.ID == b.ID && a.Name == b.Name && (a.Arguments == b.Arguments || models.SameJSON(a.Arguments, b.Arguments))
 	}) {
 		return fmt.Sprintf("the item's function calls (%d) are not the message's tool_calls (%d): the Agents SDK would be sent calls no other view shows",
 			len(want.ToolCalls), len(m.ToolCalls))
@@ -120,16 +120,4 @@ func agentsText(raw json.RawMessage) string {
 		return strings.Join(out, "\n\n")
 	}
 	return string(raw)
-}
-
-// jsonEqual says whether a and b are the same JSON value (the Python client
-// writes a non-text content with its own spacing).
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb)
 }
