@@ -1,7 +1,6 @@
 package convert_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -14,19 +13,7 @@ import (
 // agrees with its source, also after a load's JSON round trip.
 func TestSourcesOfDecodedRowsAgree(t *testing.T) {
 	for name, in := range pydanticFixtures(t) {
-		got, err := convert.DecodePydanticAI(bytes.NewReader(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := models.EncodeHistory(&buf, got.Messages); err != nil {
-			t.Fatal(err)
-		}
-		loaded, err := models.DecodeHistory(buf.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range loaded {
+		for i, m := range decodedThroughJSON(t, in) {
 			if r := convert.CheckSource(m); r != "" {
 				t.Errorf("%s row %d (%s): %s", name, i, m.Role, r)
 			}

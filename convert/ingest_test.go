@@ -49,19 +49,7 @@ func generic(t testing.TB, b []byte) any {
 func TestIngestRoundTrip(t *testing.T) {
 	for name, in := range pydanticFixtures(t) {
 		t.Run(name, func(t *testing.T) {
-			got, err := convert.DecodePydanticAI(bytes.NewReader(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Through JSON, as a store and a load would carry them.
-			var buf bytes.Buffer
-			if err := models.EncodeHistory(&buf, got.Messages); err != nil {
-				t.Fatal(err)
-			}
-			hist, err := models.DecodeHistory(buf.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
+			hist := decodedThroughJSON(t, in)
 			out := convert.Marshal(convert.Convert(hist, convert.Options{}))
 			if want, have := generic(t, in), generic(t, out); !reflect.DeepEqual(want, have) {
 				t.Fatalf("round trip differs\nwant %s\nhave %s", in, out)
@@ -310,4 +298,23 @@ func TestRetryFeedbackIsAUserRow(t *testing.T) {
 			t.Fatalf("round trip\nwant %s\nhave %s", in, out)
 		}
 	}
+}
+
+// decodedThroughJSON decodes what pydantic-ai wrote into history messages
+// and carries them through JSON, as a store and a load would.
+func decodedThroughJSON(t *testing.T, in []byte) []models.HistoryMessage {
+	t.Helper()
+	got, err := convert.DecodePydanticAI(bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := models.EncodeHistory(&buf, got.Messages); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := models.DecodeHistory(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hist
 }
