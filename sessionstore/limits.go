@@ -58,7 +58,11 @@ func (s *Store) checkLimits(ctx context.Context, sid uuid.UUID, msgs []models.Hi
 		if n+adding > l.SessionMessages {
 			// A resend of messages stored already adds nothing: it must
 			// get its answer, not a refusal, at the limit.
-			adding -= s.storedAlready(ctx, sid, msgs)
+			stored, err := s.storedAlready(ctx, sid, msgs)
+			if err != nil {
+				return fmt.Errorf("check a resend at the limit: %w", err)
+			}
+			adding -= stored
 		}
 		if n+adding > l.SessionMessages {
 			return &LimitError{"messages", fmt.Sprintf("the session holds %d messages and may hold %d (the server's limit per session): %d more would pass it",
@@ -85,7 +89,7 @@ func (s *Store) checkLimits(ctx context.Context, sid uuid.UUID, msgs []models.Hi
 
 // storedAlready counts the messages of msgs whose caller id the session
 // holds.
-func (s *Store) storedAlready(ctx context.Context, sid uuid.UUID, msgs []models.HistoryMessage) int {
+func (s *Store) storedAlready(ctx context.Context, sid uuid.UUID, msgs []models.HistoryMessage) (int, error) {
 	var ids []uuid.UUID
 	for _, m := range msgs {
 		if id, err := uuid.Parse(m.ID); err == nil {
@@ -93,11 +97,9 @@ func (s *Store) storedAlready(ctx context.Context, sid uuid.UUID, msgs []models.
 		}
 	}
 	if len(ids) == 0 {
-		return 0
+		return 0, nil
 	}
 	var n int
-	if err := s.db.NewRaw("SELECT count(*) FROM messages WHERE session_id = ? AND id IN (?)", sid, bun.List(ids)).Scan(ctx, &n); err != nil {
-		return 0
-	}
-	return n
+	err := s.db.NewRaw("SELECT count(*) FROM messages WHERE session_id = ? AND id IN (?)", sid, bun.List(ids)).Scan(ctx, &n)
+	return n, err
 }
