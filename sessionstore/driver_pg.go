@@ -21,7 +21,7 @@ import (
 )
 
 // pgDriver writes a store call in one statement (the store function,
-// repository/migrations/sql/functions/store_batch_v6.sql:
+// repository/migrations/sql/functions/store_batch_v7.sql:
 // one round trip, all or nothing, also inside a caller's transaction) and
 // reads through pgx natively when the store runs on a pool: $n parameters
 // and pgx's statement cache let the server parse and plan the hot reads once

@@ -44,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v6.sql), which the differential
+// those of the store function (store_batch_v7.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -184,7 +184,7 @@ func lastLive(ctx context.Context, tx bun.IDB, sid uuid.UUID, tenant string) (st
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v6.sql): the kept count (other
+// the store function finds it (store_batch_v7.sql): the kept count (other
 // writers' rows are added to it as they arrive, migration 14), or the rows
 // counted once when there is no usable count; kept says which.
 func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (n int, kept bool, err error) {

@@ -43,7 +43,8 @@ type State struct {
 	Workers     int     `json:"workers"`
 	Tables      []Table `json:"tables"`
 	Function    bool    `json:"store_function_distributed"`
-	Distributed bool    `json:"distributed"` // every table distributed, co-located; function distributed
+	CallerIDs   bool    `json:"caller_ids_distributed"` // migrations.CallerIDsTable
+	Distributed bool    `json:"distributed"`            // every table distributed, co-located; function distributed
 }
 
 // DistributeOptions adjust Distribute. ShardCount 0 keeps Citus's
@@ -111,7 +112,11 @@ func Status(ctx context.Context, db bun.IDB) (State, error) {
 		return st, fmt.Errorf("citus function status: %w", err)
 	}
 	st.Function = n > 0
-	st.Distributed = st.Function
+	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(?))",
+		migrations.CallerIDsTable).Scan(ctx, &st.CallerIDs); err != nil {
+		return st, fmt.Errorf("citus status of %s: %w", migrations.CallerIDsTable, err)
+	}
+	st.Distributed = st.Function && st.CallerIDs
 	for _, t := range st.Tables {
 		st.Distributed = st.Distributed && (t.Type == "missing" || t.Type == "distributed" && t.Colocation == st.Tables[0].Colocation)
 	}
@@ -233,6 +238,12 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 				return err
 			}
 		}
+		if !st.CallerIDs {
+			if err := migrations.CreateCallerIDs(ctx, tx); err != nil {
+				return fmt.Errorf("distribute: %w", err)
+			}
+			steps = append(steps, "distribute "+migrations.CallerIDsTable+" by id")
+		}
 		return nil
 	})
 	if err != nil {
@@ -340,6 +351,12 @@ func Undistribute(ctx context.Context, db *repository.DB) ([]string, error) {
 			return steps, fmt.Errorf("undistribute: recreate %s: %w", migrations.StoreFunction, err)
 		}
 		steps = append(steps, "recreate "+migrations.StoreFunction+" as a local function")
+	}
+	if st.CallerIDs { // lock tokens only: messages' key (id) does their work again
+		if _, err := db.ExecContext(ctx, "DROP TABLE "+migrations.CallerIDsTable); err != nil {
+			return steps, fmt.Errorf("undistribute: drop %s: %w", migrations.CallerIDsTable, err)
+		}
+		steps = append(steps, "drop "+migrations.CallerIDsTable)
 	}
 	if st.Tables[2].Type == "distributed" {
 		if _, err := db.ExecContext(ctx, "SELECT undistribute_table(?)", migrations.PositionsTable); err != nil {

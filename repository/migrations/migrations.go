@@ -24,9 +24,9 @@ const (
 	LocksTable = "remstore_migration_locks"
 )
 
-// StoreFunction is the PostgreSQL write of a store call
-// (sql/functions/store_batch_v6.sql); Signature names it for ALTER, DROP
-// and Citus calls.
+// StoreFunction is the PostgreSQL write of a store call (the file the
+// latest migration making it includes, StoreFunctionSQL); Signature names it
+// for ALTER, DROP and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
 	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean, text)"
@@ -36,6 +36,15 @@ const (
 // writers (migration 8). On Citus it is distributed by session_id,
 // co-located with sessions, so the store function's reads stay on one shard.
 const PositionsTable = "remstore_positions"
+
+// CallerIDsTable holds one row per caller id stored on Citus, distributed by
+// id: the store function takes its row as a lock so that one caller id goes
+// into at most one session, which messages' key (session_id, id) cannot say
+// there (store_batch_v7.sql). It exists only on a distributed database; on
+// PostgreSQL messages' key (id) does the same. A row is 16 bytes and stays
+// after its message is purged (a lock token, not a claim: the store
+// function's check reads messages).
+const CallerIDsTable = "remstore_caller_ids"
 
 //go:embed sql
 var files embed.FS
@@ -71,13 +80,43 @@ func statements(name string) ([]string, error) {
 }
 
 // StoreFunctionSQL is the current store function's CREATE statement (Citus
-// makes it again, local, when it undistributes).
+// makes it again, local, when it undistributes): the one the latest
+// PostgreSQL migration that makes it includes, so the current version is
+// written once, in that migration.
 func StoreFunctionSQL() string {
-	s, err := statements("functions/store_batch_v6.sql")
+	s, err := statements(path.Join("functions", StoreFunctionFile()))
 	if err != nil || len(s) != 1 {
 		panic(fmt.Sprintf("migrations: embedded store function unreadable: %v", err)) // a build defect
 	}
 	return s[0]
+}
+
+// StoreFunctionFile is the file under sql/functions of the current store
+// function, read off the latest up step that includes one.
+func StoreFunctionFile() string {
+	ents, err := fs.ReadDir(files, "sql/postgres")
+	if err != nil {
+		panic(err) // embedded: a build defect
+	}
+	current := ""
+	for _, e := range ents { // ReadDir sorts by name: migrations in order
+		if !strings.HasSuffix(e.Name(), ".up.sql") {
+			continue
+		}
+		b, err := files.ReadFile(path.Join("sql/postgres", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f, ok := strings.CutPrefix(strings.TrimSpace(l), "--include functions/"); ok && strings.HasPrefix(f, "store_batch_v") {
+				current = f
+			}
+		}
+	}
+	if current == "" {
+		panic("migrations: no migration makes the store function") // a build defect
+	}
+	return current
 }
 
 // dialectDir is where a dialect's files are: sql/postgres or sql/sqlite.
@@ -172,6 +211,11 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 					return fmt.Errorf("%s: %w", file, err)
 				}
 			}
+			if distributed && strings.HasSuffix(file, "_caller_ids.up.sql") {
+				if err := CreateCallerIDs(ctx, tx); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+			}
 			// A store function made again on a database whose function was
 			// distributed is distributed again, as remstore citus distribute
 			// left it.
@@ -228,6 +272,26 @@ func installed(ctx context.Context, db bun.IDB) (signature, schema string, err e
 func DistributePositions(ctx context.Context, db bun.IDB) error {
 	if _, err := db.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", PositionsTable); err != nil {
 		return fmt.Errorf("distribute %s: %w", PositionsTable, err)
+	}
+	return nil
+}
+
+// CreateCallerIDs makes CallerIDsTable, distributed by id, on a Citus
+// database whose messages are distributed (or about to be, in the same
+// transaction). It is idempotent.
+func CreateCallerIDs(ctx context.Context, db bun.IDB) error {
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+CallerIDsTable+" (id uuid PRIMARY KEY)"); err != nil {
+		return fmt.Errorf("create %s: %w", CallerIDsTable, err)
+	}
+	var done bool
+	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass(?))", CallerIDsTable).Scan(ctx, &done); err != nil {
+		return fmt.Errorf("%s: %w", CallerIDsTable, err)
+	}
+	if done {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "SELECT create_distributed_table(?, 'id', colocate_with := 'none')", CallerIDsTable); err != nil {
+		return fmt.Errorf("distribute %s: %w", CallerIDsTable, err)
 	}
 	return nil
 }

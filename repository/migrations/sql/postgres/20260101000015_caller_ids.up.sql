@@ -1,0 +1,1 @@
+--include functions/store_batch_v7.sql
