@@ -203,22 +203,23 @@ func validateBatch(msgs []models.HistoryMessage, decoded bool) error {
 // checkKept refuses what a store would accept and then drop (SPEC §1:
 // nothing silently changed): the tool fields on a message that is not a
 // tool result, a model on a message that is neither an answer nor a tool
-// result, agent_schema off a tool result. (A legacy "function" result is a
-// tool result here; its row keeps its text and role, and the peer's rule
-// keeps tool fields on "tool" rows only.) A loaded message's _entity_key,
-// _original_length and _compressed describe the load and are accepted, not
-// stored.
+// result, agent_schema off a tool result. A legacy "function" result keeps
+// its text and role only: the peer's rule keeps these fields on "tool" rows
+// alone, and its load returns them for those alone, so a "function" row
+// with them is refused with a pointer to "tool". A loaded message's
+// _entity_key, _original_length and _compressed describe the load and are
+// accepted, not stored.
 func checkKept(i int, m models.HistoryMessage) error {
-	role := m.Role.Normalize()
-	tool := m.Role.IsTool()
-	if !tool {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"tool_call_id", m.ToolCallID != ""}, {"tool_name", m.ToolName != ""}, {"tool_arguments", rawTruthy(m.ToolArguments)}} {
-			if f.set {
-				return fieldErr(i, f.name, "only a tool message keeps it (role %q): it would be dropped", string(m.Role))
-			}
+	why := "it would be dropped"
+	if m.Role == models.RoleFunction {
+		why = `a "function" row keeps its text only, as the Python service's; send the result as role "tool" to keep it`
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"tool_call_id", m.ToolCallID != ""}, {"tool_name", m.ToolName != ""}, {"tool_arguments", rawTruthy(m.ToolArguments)}} {
+		if f.set && !keeps(m.Role, f.name) {
+			return fieldErr(i, f.name, "only a tool message keeps it (role %q): %s", string(m.Role), why)
 		}
 	}
 	for _, f := range m.Extra {
@@ -226,10 +227,10 @@ func checkKept(i int, m models.HistoryMessage) error {
 			continue
 		}
 		switch {
-		case f.Key == "model" && !tool && role != models.RoleAssistant:
-			return fieldErr(i, f.Key, "only an assistant or tool message keeps it (role %q): it would be dropped", string(m.Role))
-		case f.Key == "agent_schema" && !tool:
-			return fieldErr(i, f.Key, "only a tool message keeps it (role %q): it would be dropped", string(m.Role))
+		case f.Key == "model" && !keeps(m.Role, f.Key):
+			return fieldErr(i, f.Key, "only an assistant or tool message keeps it (role %q): %s", string(m.Role), why)
+		case f.Key == "agent_schema" && !keeps(m.Role, f.Key):
+			return fieldErr(i, f.Key, "only a tool message keeps it (role %q): %s", string(m.Role), why)
 		}
 	}
 	return nil

@@ -299,9 +299,9 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		Tags: models.StringArray{}, GraphEdges: models.JSONList{},
 		UserID: models.Ptr(userID), TenantID: models.Ptr(tenantID),
 	}
-	// The tool fields, agent_schema and model go to metadata for role tool
-	// only, and only when truthy, exactly as the peer's writer does.
-	if m.Role == models.RoleTool {
+	// The tool fields, agent_schema and model go to metadata only where
+	// keeps says, and only when truthy, exactly as the peer's writer does.
+	if keeps(m.Role, "tool_call_id") {
 		if m.ToolCallID != "" {
 			meta["tool_call_id"] = m.ToolCallID
 		}
@@ -318,9 +318,7 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		}
 		switch f.Key {
 		case "model", "agent_schema":
-			// The peer keeps them for tool rows; remstore keeps the model
-			// that wrote an answer too (a model SDK adapter sets it).
-			if (m.Role == models.RoleTool || f.Key == "model" && m.Role.Normalize() == models.RoleAssistant) && rawTruthy(f.Value) {
+			if keeps(m.Role, f.Key) && rawTruthy(f.Value) {
 				meta[f.Key] = f.Value
 			}
 		case "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey:
@@ -340,4 +338,13 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		row.ToolCalls = models.NullJSON(append(models.AppendToolCalls([]byte(`{"items":`), m.ToolCalls), '}'))
 	}
 	return row, nil
+}
+
+// keeps says whether a row of role r keeps field f (tool_call_id, tool_name,
+// tool_arguments, agent_schema, model) in its metadata: the peer keeps them
+// for role "tool" alone (not "function"), and remstore keeps the model that
+// wrote an answer too (a model SDK adapter sets it). checkKept refuses what
+// a row would not keep.
+func keeps(r models.Role, f string) bool {
+	return r == models.RoleTool || f == "model" && r.Normalize() == models.RoleAssistant
 }

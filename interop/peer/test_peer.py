@@ -116,10 +116,18 @@ def peer_store(sid, tenant, msgs):
 REMSTORE_ROLES = {"user", "assistant", "tool", "system", "function", "model"}
 
 
+def remstore_refuses(m):
+    """SPEC §1: the peer writes any role, remstore's writers only those of the
+    table; and remstore refuses what a row would lose (the peer keeps tool
+    fields on "tool" rows alone, so a "function" row's are refused)."""
+    if m["role"] not in REMSTORE_ROLES:
+        return True
+    return m["role"] != "tool" and any(m.get(k) for k in ("tool_call_id", "tool_name", "tool_arguments"))
+
+
 def rs_store(url, sid, tenant, msgs, ids=False):
-    """remstore stores msgs; a role it refuses (SPEC §1: the peer writes any,
-    remstore's writers only those of the table) is written by the peer in
-    its place, so the case keeps its rows in order."""
+    """remstore stores msgs; a row it refuses (remstore_refuses) is written by
+    the peer in its place, so the case keeps its rows in order."""
     batch = []
 
     def flush():
@@ -129,7 +137,7 @@ def rs_store(url, sid, tenant, msgs, ids=False):
 
     for m in msgs:
         m = dict(m)
-        if m["role"] not in REMSTORE_ROLES:
+        if remstore_refuses(m):
             flush()
             peer_store(sid, tenant, [m])
             continue
@@ -307,7 +315,7 @@ def remstore_wrote(direction, tenant, i, msgs):
     if direction in ("peer-writes",) or tenant == "bob":
         return False
     kept = [m for j, m in enumerate(msgs) if j not in (0, 2)] if direction == "peer-deletes" else msgs
-    if kept[i]["role"] not in REMSTORE_ROLES:  # rs_store had the peer write it
+    if remstore_refuses(kept[i]):  # rs_store had the peer write it
         return False
     if direction == "alternate":
         return i % 2 == 1
