@@ -19,7 +19,8 @@ type SQL struct {
 	Compaction string
 	// Unkeyed selects rows without a stored key (the peer's).
 	Unkeyed string
-	// Head and Tail are the first and last ? code points of content, Length
+	// Head and Tail are the first and last @cut code points of content
+	// (a Named statement's parameter), Length
 	// its length in code points: a long answer is cut on the server, so its
 	// middle never crosses the wire (PostgreSQL's left/right/char_length in a
 	// UTF-8 database and SQLite's substr/length on TEXT count code points).
@@ -36,8 +37,8 @@ var (
 		EntityKey:  "metadata->>'entity_key'",
 		Compaction: "(metadata->>'compaction') = 'true'",
 		Unkeyed:    "(metadata->>'entity_key') IS NULL",
-		Head:       "left(content, ?)",
-		Tail:       "right(content, ?)",
+		Head:       "left(content, @cut)",
+		Tail:       "right(content, @cut)",
 		Length:     "char_length(content)",
 		Bytes:      "octet_length(content)",
 	}
@@ -45,8 +46,8 @@ var (
 		EntityKey:  "json_extract(metadata, '$.entity_key')",
 		Compaction: "json_extract(metadata, '$.compaction') = 1",
 		Unkeyed:    "(json_extract(metadata, '$.entity_key')) IS NULL",
-		Head:       "substr(content, 1, ?)",
-		Tail:       "substr(content, -?)",
+		Head:       "substr(content, 1, @cut)",
+		Tail:       "substr(content, -@cut)",
 		Length:     "length(content)",
 		Bytes:      "length(CAST(content AS BLOB))",
 	}

@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -70,23 +69,30 @@ type rowsArgs struct {
 	lastN int
 }
 
-// args are the query's arguments in the order of its placeholders.
-func (q rowsArgs) args() []any {
+// rowsParams are rowsQuery's parameters, by name (repository.Named).
+type rowsParams struct {
+	Sid              uuid.UUID `sql:"sid"`
+	Tenant           string    `sql:"tenant"`
+	Cut              int       `sql:"cut"`
+	Long             int       `sql:"long"`    // 2*cut: longer live answers are cut; -1: none is
+	Planned          bool      `sql:"planned"` // no check: every row is as the caller planned
+	IgnoreCompaction bool      `sql:"ignore_compaction"`
+	All              bool      `sql:"all"`            // every field, not only what a plain load shows
+	AllOrSources     bool      `sql:"all_or_sources"` // the fields convert rebuilds a call from
+	Nth              int       `sql:"nth,optional"`   // lastN-1, in the bounded text
+	Limit            int64     `sql:"limit"`
+	Offset           int       `sql:"offset"`
+}
+
+// params are the query's parameters.
+func (q rowsArgs) params() *rowsParams {
 	long := 2 * q.cut
 	if q.cut <= 0 {
 		long = -1 // nothing is cut: no length is computed
 	}
-	all := !q.plain
-	planned := !q.unplanned // no check: every row is as the caller planned
-	check := []any{planned, q.sid, q.tenant, q.ignoreCompaction, q.sid, q.tenant}
-	var window []any
-	if q.lastN > 0 {
-		nth, first := []any{q.sid, q.tenant, q.lastN - 1}, []any{q.sid, q.tenant}
-		window = slices.Concat(nth, first, nth, first)
-	}
-	return slices.Concat([]any{long, q.cut, long, q.cut, long}, check, []any{q.sid, q.tenant},
-		[]any{long, long, all, all, all, all, all, all, all, all || q.sources, all || q.sources, all, all, all, q.sid, q.tenant}, window, check,
-		[]any{q.limit, q.offset})
+	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Planned: !q.unplanned,
+		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
+		Nth: q.lastN - 1, Limit: q.limit, Offset: q.offset}
 }
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
@@ -104,48 +110,46 @@ const noLimit = int64(1) << 62
 // PostgreSQL runs once per statement, so that the common load is one
 // statement and one round trip.
 func rowsQuery(d repository.SQL, bounded bool) string {
-	plain := `(? OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Unkeyed + `)
-		AND (? OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
+	plain := `(@planned OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `)
+		AND (@ignore_compaction OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
 	// The last live row, read once per statement, in the statement's own
 	// snapshot: a guarded store names it (LoadOptions.OnLast).
-	last := `(SELECT id FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
+	last := `(SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
 	window := ""
 	if bounded {
 		// From the lastN-th live row from the end, or the first row: a row
 		// comparison the (session_id, created_at, id) index ranges over.
-		nth := `FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`
-		first := `FROM messages WHERE session_id = ? AND tenant_id = ? ORDER BY created_at, id LIMIT 1`
+		nth := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET @nth`
+		first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
 		window = ` AND (created_at, id) >= (COALESCE((SELECT created_at ` + nth + `), (SELECT created_at ` + first + `)),
 			COALESCE((SELECT id ` + nth + `), (SELECT id ` + first + `)))`
 	}
-	return `SELECT id, role, CASE WHEN n > ? THEN ` + d.Head + ` ELSE content END, CASE WHEN n > ? THEN ` + d.Tail + ` END,
-	CASE WHEN n > ? THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
+	return `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
+	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
 	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
-		CASE WHEN ? >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > ? THEN ` + d.Length + ` END AS n,
+		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @long THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
-		CASE WHEN ? OR role = 'tool' THEN metadata->>'tool_call_id' END AS tcid,
-		CASE WHEN ? OR role = 'tool' THEN metadata->>'tool_name' END AS tname,
-		CASE WHEN ? OR role = 'tool' THEN metadata->'tool_arguments' END AS targs,
-		CASE WHEN ? THEN metadata->>'author' END AS author, CASE WHEN ? THEN metadata->'usage' END AS usage,
-		CASE WHEN ? THEN metadata->'compaction' END AS compaction, CASE WHEN ? THEN metadata->'compacts_before' END AS cb,
-		CASE WHEN ? THEN tool_calls->'items' END AS items,
-		CASE WHEN ? THEN metadata->'pydantic_ai' END AS src, CASE WHEN ? THEN metadata->'openai_agents' END AS agents,
-		CASE WHEN ? THEN metadata->>'model' END AS model, CASE WHEN ? THEN metadata->'reasoning' END AS reasoning
-		FROM messages WHERE session_id = ? AND tenant_id = ?` + window + ` ORDER BY created_at, id
-		LIMIT CASE WHEN ` + plain + ` THEN CAST(? AS bigint) ELSE 1 END OFFSET ?) x
+		CASE WHEN @all OR role = 'tool' THEN metadata->>'tool_call_id' END AS tcid,
+		CASE WHEN @all OR role = 'tool' THEN metadata->>'tool_name' END AS tname,
+		CASE WHEN @all OR role = 'tool' THEN metadata->'tool_arguments' END AS targs,
+		CASE WHEN @all THEN metadata->>'author' END AS author, CASE WHEN @all THEN metadata->'usage' END AS usage,
+		CASE WHEN @all THEN metadata->'compaction' END AS compaction, CASE WHEN @all THEN metadata->'compacts_before' END AS cb,
+		CASE WHEN @all_or_sources THEN tool_calls->'items' END AS items,
+		CASE WHEN @all_or_sources THEN metadata->'pydantic_ai' END AS src, CASE WHEN @all THEN metadata->'openai_agents' END AS agents,
+		CASE WHEN @all THEN metadata->>'model' END AS model, CASE WHEN @all THEN metadata->'reasoning' END AS reasoning
+		FROM messages WHERE session_id = @sid AND tenant_id = @tenant` + window + ` ORDER BY created_at, id
+		LIMIT CASE WHEN ` + plain + ` THEN CAST(@limit AS bigint) ELSE 1 END OFFSET @offset) x
 	ORDER BY created_at, id`
 }
 
-// rowsQueries are rowsQuery's texts by dialect and [bounded].
-type rowsQueries struct{ lite, pgBun, pg [2]string }
-
-var rowsTexts = func() rowsQueries {
-	var q rowsQueries
+// rowsTexts are rowsQuery's statements by dialect and [bounded].
+var rowsTexts = func() (q struct {
+	lite, pg [2]repository.Named[rowsParams]
+}) {
 	for i, bounded := range []bool{false, true} {
-		q.lite[i] = rowsQuery(repository.SQLFor(false), bounded)
-		q.pgBun[i] = rowsQuery(repository.SQLFor(true), bounded) // bun inlines the ? values (in a transaction)
-		q.pg[i] = repository.Numbered(q.pgBun[i])                // $n for pgx's statement cache (on a pool)
+		q.lite[i] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(false), bounded))
+		q.pg[i] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(true), bounded))
 	}
 	return q
 }()
@@ -161,11 +165,11 @@ func (q rowsArgs) bounded() int {
 // eachRowSQL is eachRow through database/sql, for any dialect and for a
 // store running inside a transaction.
 func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	text := rowsTexts.lite[q.bounded()]
+	st := rowsTexts.lite[q.bounded()]
 	if repository.IsPostgres(db) {
-		text = rowsTexts.pgBun[q.bounded()]
+		st = rowsTexts.pg[q.bounded()] // bun inlines the ? values (in a transaction)
 	}
-	rs, err := db.QueryContext(ctx, text, q.args()...)
+	rs, err := db.QueryContext(ctx, st.Bun(), st.BunArgs(q.params())...)
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,28 @@ func (pgDriver) write(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (
 	return writeFunction(ctx, s, db, p)
 }
 
-// storeCall is the store function's call for p: its text and arguments.
-func storeCall(s *Store, p *writePlan) (string, []any, error) {
+// storeParams are the store function's arguments, named in SQL as in Go:
+// a swapped pair (user and tenant, two booleans) cannot run.
+type storeParams struct {
+	Session       uuid.UUID `sql:"session"`
+	Lock          int64     `sql:"lock"`
+	Name          string    `sql:"name"`
+	User          string    `sql:"user"`
+	Tenant        string    `sql:"tenant"`
+	Now           time.Time `sql:"now"`
+	Rows          string    `sql:"rows"`
+	Check         bool      `sql:"check"`
+	AllowInactive bool      `sql:"allow_inactive"`
+	Expect        *string   `sql:"expect"`
+}
+
+// storeStatement calls the store function in PostgreSQL's named notation.
+var storeStatement = repository.NewNamed[storeParams]("SELECT status, first_index, existing, keys, last FROM " + migrations.StoreFunction +
+	`(p_session => @session, p_lock => @lock, p_name => @name, p_user => @user, p_tenant => @tenant, p_now => @now,
+	p_rows => @rows, p_check => @check, p_allow_inactive => @allow_inactive, p_expect => @expect)`)
+
+// storeCall is the store function's arguments for p.
+func storeCall(s *Store, p *writePlan) (*storeParams, error) {
 	rows := make([]pgRow, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = pgRow{ID: r.ID, Role: r.Role, Content: r.Content, ToolCalls: json.RawMessage(r.ToolCalls),
@@ -56,14 +76,14 @@ func storeCall(s *Store, p *writePlan) (string, []any, error) {
 	}
 	payload, err := json.Marshal(rows)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	var expect *string
 	if p.expect != "" {
 		expect = &p.expect
 	}
-	return "SELECT status, first_index, existing, keys, last FROM " + migrations.StoreFunction + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		[]any{p.sid, lockKey(p.sid), p.name, p.userID, s.userID, p.now, string(payload), p.check, p.allowInactive, expect}, nil
+	return &storeParams{Session: p.sid, Lock: lockKey(p.sid), Name: p.name, User: p.userID, Tenant: s.userID, Now: p.now,
+		Rows: string(payload), Check: p.check, AllowInactive: p.allowInactive, Expect: expect}, nil
 }
 
 // writeFunction is one store call, one statement: on the pool a statement
@@ -71,14 +91,14 @@ func storeCall(s *Store, p *writePlan) (string, []any, error) {
 // a literal the server must lex, nor one bun must quote), in a transaction
 // through it.
 func writeFunction(ctx context.Context, s *Store, db bun.IDB, p *writePlan) (writeOutcome, error) {
-	q, args, err := storeCall(s, p)
+	args, err := storeCall(s, p)
 	if err != nil {
 		return writeOutcome{}, err
 	}
 	if c, ok := db.(conn); ok && c.pool != nil {
-		return scanOutcome(c.pool.QueryRow(ctx, numbered(q), pgxArgs(c.mode, args)...), c.mode)
+		return scanOutcome(c.pool.QueryRow(ctx, storeStatement.PG(), pgxArgs(c.mode, storeStatement.PGArgs(args))...), c.mode)
 	}
-	return scanOutcome(db.QueryRowContext(ctx, q, args...), pgx.QueryExecModeSimpleProtocol)
+	return scanOutcome(db.QueryRowContext(ctx, storeStatement.Bun(), storeStatement.BunArgs(args)...), pgx.QueryExecModeSimpleProtocol)
 }
 
 // scanOutcome reads the store function's one row, sent in mode: pgx scans
@@ -121,7 +141,8 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if pool == nil {
 		pool, mode = c.pool, c.mode
 	}
-	rs, err := pool.Query(ctx, rowsTexts.pg[q.bounded()], pgxArgs(mode, q.args())...)
+	st := rowsTexts.pg[q.bounded()]
+	rs, err := pool.Query(ctx, st.PG(), pgxArgs(mode, st.PGArgs(q.params()))...)
 	if err != nil {
 		return err
 	}

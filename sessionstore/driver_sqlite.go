@@ -162,9 +162,8 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		out.last = rows[len(rows)-1].ID.String()
 		// Added to a kept count (it holds other writers' rows since), set
 		// after a count, as the store function does.
-		if _, err := tx.NewRaw(`INSERT INTO `+migrations.PositionsTable+` AS c (session_id, tenant_id, n, last_id) VALUES (?, ?, ?, ?)
-			ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = CASE WHEN ? THEN c.n + ? ELSE excluded.n END, last_id = excluded.last_id`,
-			p.sid, s.userID, out.first+len(rows), rows[len(rows)-1].ID, kept, len(rows)).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(keepPositions.Bun(), keepPositions.BunArgs(&positionsParams{Sid: p.sid, Tenant: s.userID,
+			N: out.first + len(rows), Last: rows[len(rows)-1].ID, Kept: kept, Written: len(rows)})...).Exec(ctx); err != nil {
 			return out, fmt.Errorf("keep session position: %w", err)
 		}
 	}
@@ -237,3 +236,18 @@ func existingIDs(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) ([]exis
 	slices.SortFunc(out, func(a, b existingID) int { return a.O - b.O })
 	return out, nil
 }
+
+// positionsParams are keepPositions' parameters.
+type positionsParams struct {
+	Sid     uuid.UUID `sql:"sid"`
+	Tenant  string    `sql:"tenant"`
+	N       int       `sql:"n"`       // the count after this write, when set
+	Last    uuid.UUID `sql:"last"`    // the last row written
+	Kept    bool      `sql:"kept"`    // add to the kept count instead
+	Written int       `sql:"written"` // rows written
+}
+
+// keepPositions sets or adds to the session's kept count.
+var keepPositions = repository.NewNamed[positionsParams](`INSERT INTO ` + migrations.PositionsTable + ` AS c (session_id, tenant_id, n, last_id)
+	VALUES (@sid, @tenant, @n, @last)
+	ON CONFLICT (session_id, tenant_id) DO UPDATE SET n = CASE WHEN @kept THEN c.n + @written ELSE excluded.n END, last_id = excluded.last_id`)

@@ -404,7 +404,8 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	// Both counts are probes of partial indexes (migration 4): empty for a
 	// session only remstore wrote. Through the driver, so PostgreSQL plans
 	// it once per connection (planning it per call cost more than running it).
-	err := s.drv.queryRow(ctx, s.db, planQueries[s.sql.Postgres], []any{sid, s.userID, sid, s.userID, sid, s.userID},
+	st := planQueries[s.sql.Postgres]
+	err := s.drv.queryRow(ctx, s.db, st.Bun(), st.BunArgs(&sessionParams{Sid: sid, Tenant: s.userID}),
 		&unkeyed, &summaryID, &pos, &cb)
 	if err != nil {
 		return p, err
@@ -430,23 +431,29 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	return p, nil
 }
 
+// sessionParams name a tenant's session in a statement (repository.Named).
+type sessionParams struct {
+	Sid    uuid.UUID `sql:"sid"`
+	Tenant string    `sql:"tenant"`
+}
+
 // planQueries find what a load must know first, by dialect (true: PostgreSQL).
-var planQueries = map[bool]string{}
+var planQueries = map[bool]repository.Named[sessionParams]{}
 
 func init() {
 	for _, pg := range []bool{true, false} {
 		d := repository.SQLFor(pg)
-		planQueries[pg] = `SELECT
-		(SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ? AND ` + d.Unkeyed + `),
+		planQueries[pg] = repository.NewNamed[sessionParams](`SELECT
+		(SELECT count(*) FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `),
 		last.id,
 		CASE WHEN last.id IS NULL THEN 0 ELSE
-		(SELECT count(*) FROM messages m WHERE m.session_id = ? AND m.tenant_id = ?
+		(SELECT count(*) FROM messages m WHERE m.session_id = @sid AND m.tenant_id = @tenant
 		   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
 		last.cb
 		FROM (SELECT 1) one LEFT JOIN (
 			SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
-			WHERE session_id = ? AND tenant_id = ? AND ` + d.Compaction + ` AND deleted_at IS NULL
-			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`
+			WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL
+			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`)
 	}
 }
 

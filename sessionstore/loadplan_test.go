@@ -120,7 +120,7 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 	}
 	prepare := func(conn *pgx.Conn) {
 		t.Helper()
-		if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[0], pgx.QueryExecModeSimpleProtocol); err != nil {
+		if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[0].PG(), pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,7 +281,7 @@ func storePlans(t *testing.T, table string) {
 // explainRows prepares q's rows query on conn and returns its plan.
 func explainRows(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsArgs) string {
 	t.Helper()
-	if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[q.bounded()], pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := conn.Exec(ctx, "PREPARE plan_test AS "+rowsTexts.pg[q.bounded()].PG(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "DEALLOCATE plan_test", pgx.QueryExecModeSimpleProtocol) //nolint:errcheck
@@ -292,7 +292,7 @@ func explainRows(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsArgs) 
 func explainPrepared(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsArgs) string {
 	t.Helper()
 	lit := make([]string, 0, 60)
-	for _, a := range q.args() {
+	for _, a := range rowsTexts.pg[q.bounded()].PGArgs(q.params()) {
 		switch v := a.(type) {
 		case uuid.UUID:
 			lit = append(lit, "'"+v.String()+"'")

@@ -158,12 +158,12 @@ func runGroup(ctx context.Context, c conn, group []*turn, merged *atomic.Int64) 
 	}
 	b := &pgx.Batch{}
 	for _, cl := range calls {
-		q, args, err := storeCall(cl.members[0].s, cl.p)
+		args, err := storeCall(cl.members[0].s, cl.p)
 		if err != nil { // cannot happen (the rows are validated JSON); alone, the call says so
 			runAlone(ctx, c, group)
 			return
 		}
-		b.Queue(numbered(q), args...)
+		b.Queue(storeStatement.PG(), storeStatement.PGArgs(args)...)
 	}
 	err := func() error {
 		pc, err := c.pool.Acquire(ctx)
