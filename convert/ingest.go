@@ -244,78 +244,11 @@ func (in *Ingested) requestRows(i int, env map[string]json.RawMessage, parts []m
 		bad := func(f, format string, a ...any) error {
 			return &models.FieldError{Index: i, Field: field(f), Reason: k + " part: " + fmt.Sprintf(format, a...)}
 		}
-		m := models.HistoryMessage{}
-		keep := false // the content stays in the source (not a plain string)
-		switch {
-		case k == "system-prompt" || k == "user-prompt":
-			m.Role = models.RoleSystem
-			if k == "user-prompt" {
-				m.Role = models.RoleUser
-			}
-			s, ok := stringField(p, "content")
-			if !ok {
-				if k == "system-prompt" {
-					return bad("content", "must be a string")
-				}
-				// Multimodal: the text items are the row's content, the list
-				// stays in the source.
-				var items []json.RawMessage
-				if json.Unmarshal(p["content"], &items) != nil {
-					return bad("content", "must be a string or a list")
-				}
-				var texts []string
-				for _, it := range items {
-					var t string
-					if json.Unmarshal(it, &t) == nil {
-						texts = append(texts, t)
-					}
-				}
-				s, keep = strings.Join(texts, "\n"), true
-			}
-			m.Content = s
-		case k == "retry-feedback":
-			// pydantic-ai 2.x's feedback on an output it could not use: the
-			// model reads it in the user's voice, and so do a plain load,
-			// search and the Python service, from the row's text.
-			m.Role = models.RoleUser
-			if s, ok := stringField(p, "content"); ok {
-				m.Content = s
-			} else {
-				m.Content, keep = string(compact(p["content"])), true
-			}
-		case toolReturnKinds[k] || k == "retry-prompt":
-			id, ok := stringField(p, "tool_call_id")
-			if !ok || id == "" {
-				return bad("tool_call_id", "missing or empty: a tool result must name its call")
-			}
-			name, hasName := stringField(p, "tool_name")
-			if _, present := p["tool_name"]; present && !hasName && string(p["tool_name"]) != "null" {
-				return bad("tool_name", "must be a string or null")
-			}
-			content, has := p["content"]
-			if !has {
-				content = json.RawMessage("null")
-			}
-			if k == "retry-prompt" && name == "" {
-				// Feedback on the model's output, not on a tool: the model sees
-				// it as a user message.
-				m.Role = models.RoleUser
-				if s, ok := stringField(p, "content"); ok {
-					m.Content = s
-				} else {
-					m.Content, keep = string(compact(content)), true
-				}
-				break
-			}
-			if name == "" {
-				return bad("tool_name", "missing or empty")
-			}
-			m.Role, m.ToolCallID, m.ToolName = models.RoleTool, id, name
-			m.Content = string(compact(content))
-			if args, ok := calls[id]; ok {
-				m.ToolArguments = args
-			}
-		default:
+		m, keep, mapped, err := requestPart(k, p, calls, bad)
+		if err != nil {
+			return err
+		}
+		if !mapped {
 			if len(rows) == 0 {
 				lead = append(lead, p)
 			} else {
@@ -371,6 +304,85 @@ func (in *Ingested) requestRows(i int, env map[string]json.RawMessage, parts []m
 		in.push(r.m, r.o)
 	}
 	return nil
+}
+
+// requestPart maps one part of a request to its row's message; keep says
+// the content stays in the source (not a plain string); mapped false says
+// the part has no row of its own and is kept whole, riding with a row.
+func requestPart(k string, p, calls map[string]json.RawMessage, bad func(f, format string, a ...any) error) (m models.HistoryMessage, keep, mapped bool, err error) {
+	switch {
+	case k == "system-prompt" || k == "user-prompt":
+		m.Role = models.RoleSystem
+		if k == "user-prompt" {
+			m.Role = models.RoleUser
+		}
+		s, ok := stringField(p, "content")
+		if !ok {
+			if k == "system-prompt" {
+				return m, false, false, bad("content", "must be a string")
+			}
+			// Multimodal: the text items are the row's content, the list
+			// stays in the source.
+			var items []json.RawMessage
+			if json.Unmarshal(p["content"], &items) != nil {
+				return m, false, false, bad("content", "must be a string or a list")
+			}
+			var texts []string
+			for _, it := range items {
+				var t string
+				if json.Unmarshal(it, &t) == nil {
+					texts = append(texts, t)
+				}
+			}
+			s, keep = strings.Join(texts, "\n"), true
+		}
+		m.Content = s
+	case k == "retry-feedback":
+		// pydantic-ai 2.x's feedback on an output it could not use: the
+		// model reads it in the user's voice, and so do a plain load,
+		// search and the Python service, from the row's text.
+		m.Role = models.RoleUser
+		if s, ok := stringField(p, "content"); ok {
+			m.Content = s
+		} else {
+			m.Content, keep = string(compact(p["content"])), true
+		}
+	case toolReturnKinds[k] || k == "retry-prompt":
+		id, ok := stringField(p, "tool_call_id")
+		if !ok || id == "" {
+			return m, false, false, bad("tool_call_id", "missing or empty: a tool result must name its call")
+		}
+		name, hasName := stringField(p, "tool_name")
+		if _, present := p["tool_name"]; present && !hasName && string(p["tool_name"]) != "null" {
+			return m, false, false, bad("tool_name", "must be a string or null")
+		}
+		content, has := p["content"]
+		if !has {
+			content = json.RawMessage("null")
+		}
+		if k == "retry-prompt" && name == "" {
+			// Feedback on the model's output, not on a tool: the model sees
+			// it as a user message.
+			m.Role = models.RoleUser
+			if s, ok := stringField(p, "content"); ok {
+				m.Content = s
+			} else {
+				m.Content, keep = string(compact(content)), true
+			}
+			return m, keep, true, nil
+		}
+		if name == "" {
+			return m, false, false, bad("tool_name", "missing or empty")
+		}
+		m.Role, m.ToolCallID, m.ToolName = models.RoleTool, id, name
+		m.Content = string(compact(content))
+		if args, ok := calls[id]; ok {
+			m.ToolArguments = args
+		}
+	default:
+		return m, false, false, nil // kept whole
+	}
+	return m, keep, true, nil
 }
 
 // responseRow maps a response to one assistant row.

@@ -48,53 +48,12 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
-	var out writeOutcome
 	if err := lock(ctx, tx, p.sid); err != nil {
-		return out, fmt.Errorf("lock session: %w", err)
+		return writeOutcome{}, fmt.Errorf("lock session: %w", err)
 	}
-	// Caller ids first: a refused call changes nothing, not even the session.
-	if p.check {
-		ex, err := existingIDs(ctx, tx, s, p)
-		if err != nil {
-			return out, err
-		}
-		out.existing = ex
-		for _, e := range ex {
-			if !e.Mine {
-				return writeOutcome{status: statusIDTaken, existing: ex}, nil
-			}
-		}
-		for _, e := range ex {
-			if !e.Same {
-				return writeOutcome{status: statusIDReused, existing: ex}, nil
-			}
-		}
-	}
-	// The guard, before anything is written (a resend of a call stored
-	// whole is a retry, answered below).
-	if p.expect != "" && len(out.existing) < len(p.rows) {
-		last, err := lastLive(ctx, tx, p.sid, s.userID)
-		if err != nil {
-			return out, fmt.Errorf("read the session's last message: %w", err)
-		}
-		if last != p.expect {
-			return writeOutcome{status: statusMoved, existing: out.existing, last: last}, nil
-		}
-	}
-	// A resend stored whole already: answered from what it stored, the
-	// session untouched.
-	if p.check && len(out.existing) == len(p.rows) {
-		if err := tx.NewRaw("SELECT COALESCE(status, 'active') FROM sessions WHERE id = ?", p.sid).Scan(ctx, &out.status); err != nil {
-			return out, fmt.Errorf("read the session: %w", err)
-		}
-		if p.expect != "" {
-			last, err := lastLive(ctx, tx, p.sid, s.userID)
-			if err != nil {
-				return out, fmt.Errorf("read the session's last message: %w", err)
-			}
-			out.last = last
-		}
-		return out, nil
+	out, done, err := precheck(ctx, tx, s, p)
+	if done || err != nil {
+		return out, err
 	}
 	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
 		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
@@ -168,6 +127,58 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		}
 	}
 	return out, nil
+}
+
+// precheck takes the write's steps before anything is written, as the
+// store function does: caller ids (a refused call changes nothing, not even
+// the session), the guard, and a resend stored whole. done says out is the
+// call's answer.
+func precheck(ctx context.Context, tx bun.Tx, s *Store, p *writePlan) (out writeOutcome, done bool, err error) {
+	// Caller ids first: a refused call changes nothing, not even the session.
+	if p.check {
+		ex, err := existingIDs(ctx, tx, s, p)
+		if err != nil {
+			return out, true, err
+		}
+		out.existing = ex
+		for _, e := range ex {
+			if !e.Mine {
+				return writeOutcome{status: statusIDTaken, existing: ex}, true, nil
+			}
+		}
+		for _, e := range ex {
+			if !e.Same {
+				return writeOutcome{status: statusIDReused, existing: ex}, true, nil
+			}
+		}
+	}
+	// The guard, before anything is written (a resend of a call stored
+	// whole is a retry, answered below).
+	if p.expect != "" && len(out.existing) < len(p.rows) {
+		last, err := lastLive(ctx, tx, p.sid, s.userID)
+		if err != nil {
+			return out, true, fmt.Errorf("read the session's last message: %w", err)
+		}
+		if last != p.expect {
+			return writeOutcome{status: statusMoved, existing: out.existing, last: last}, true, nil
+		}
+	}
+	// A resend stored whole already: answered from what it stored, the
+	// session untouched.
+	if p.check && len(out.existing) == len(p.rows) {
+		if err := tx.NewRaw("SELECT COALESCE(status, 'active') FROM sessions WHERE id = ?", p.sid).Scan(ctx, &out.status); err != nil {
+			return out, true, fmt.Errorf("read the session: %w", err)
+		}
+		if p.expect != "" {
+			last, err := lastLive(ctx, tx, p.sid, s.userID)
+			if err != nil {
+				return out, true, fmt.Errorf("read the session's last message: %w", err)
+			}
+			out.last = last
+		}
+		return out, true, nil
+	}
+	return out, false, nil
 }
 
 // lastLive is the id of the tenant's last live message of session sid, or

@@ -3,8 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -97,5 +102,48 @@ func TestArchitecture(t *testing.T) {
 		if strings.Contains(string(deps), sdk) {
 			t.Errorf("cmd/remstore depends on %s", sdk)
 		}
+	}
+}
+
+// No function outside tests grows past 120 lines (issue 44): a longer one
+// holds more than one job; split it where its comments already do.
+func TestFunctionsStayShort(t *testing.T) {
+	const limit = 120
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != "../.." && (strings.HasPrefix(n, ".") || n == "interop" || n == "python" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > limit {
+				t.Errorf("%s: %s is %d lines (at most %d)", strings.TrimPrefix(p, "../../"), fn.Name.Name, n, limit)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("only %d Go files read", checked)
 	}
 }

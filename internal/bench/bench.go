@@ -212,6 +212,19 @@ var (
 // Workloads prepares every workload on e (filling tables as needed).
 func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 	var out []Workload
+	for _, part := range []func(context.Context, Sizes) ([]Workload, error){e.storeWorkloads, e.loadWorkloads, e.lookupWorkloads, e.importWorkloads} {
+		ws, err := part(ctx, sz)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+	}
+	return out, nil
+}
+
+// storeWorkloads store a 4-message turn (plain and guarded) and 100 messages.
+func (e *Env) storeWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
+	var out []Workload
 	pg := e.Conn != nil
 	seq := 0
 	// store a 4-message turn, and 100 messages
@@ -247,6 +260,14 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			last = res.Last
 			return err
 		}})
+	return out, nil
+}
+
+// loadWorkloads load and compress sessions of sz.Load messages, and convert
+// 1,000 to pydantic-ai JSON.
+func (e *Env) loadWorkloads(ctx context.Context, sz Sizes) ([]Workload, error) {
+	var out []Workload
+	pg := e.Conn != nil
 	// load + compress
 	for _, n := range sz.Load {
 		key := fmt.Sprintf("load-%d", n)
@@ -285,6 +306,13 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		conv.Peer = e.Peer.op(map[string]any{"op": "convert", "sid": sid.String(), "user": "bench"})
 	}
 	out = append(out, conv)
+	return out, nil
+}
+
+// lookupWorkloads look a key up in tables of sz.Lookups rows.
+func (e *Env) lookupWorkloads(ctx context.Context, sz Sizes) ([]Workload, error) {
+	var out []Workload
+	pg := e.Conn != nil
 	// lookup at growing table sizes
 	for _, n := range sz.Lookups {
 		if !pg && n > sz.Lookups[0] {
@@ -316,6 +344,13 @@ func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		}
 		out = append(out, w)
 	}
+	return out, nil
+}
+
+// importWorkloads import an export of sz.Import messages.
+func (e *Env) importWorkloads(ctx context.Context, sz Sizes) ([]Workload, error) {
+	var out []Workload
+	pg := e.Conn != nil
 	// import
 	var export bytes.Buffer
 	if err := e.fill(ctx, "import-src", sz.Import); err != nil {

@@ -11,7 +11,14 @@ import (
 // from Decide, recording each body.
 func OpenAI(rec *Recorder) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /chat/completions", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /chat/completions", chatCompletions(rec))
+	mux.HandleFunc("POST /responses", responses(rec))
+	return mux
+}
+
+// chatCompletions answers Chat Completions requests.
+func chatCompletions(rec *Recorder) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec.add(body)
 		var req struct {
@@ -70,8 +77,12 @@ func OpenAI(rec *Recorder) http.Handler {
 		writeJSON(w, map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 1700000000, "model": req.Model + "-fake",
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
 			"usage":   map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}})
-	})
-	mux.HandleFunc("POST /responses", func(w http.ResponseWriter, r *http.Request) {
+	}
+}
+
+// responses answers Responses API requests.
+func responses(rec *Recorder) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec.add(body)
 		var req struct {
@@ -152,8 +163,7 @@ func OpenAI(rec *Recorder) http.Handler {
 			"output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 			"usage": map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out,
 				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}})
-	})
-	return mux
+	}
 }
 
 func str(raw json.RawMessage) string {
