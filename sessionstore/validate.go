@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
 
@@ -73,14 +72,6 @@ func ValidateMessages(msgs []models.HistoryMessage) error { return validateBatch
 // (see StoreOptions.Decoded).
 func ValidateDecoded(msgs []models.HistoryMessage) error { return validateBatch(msgs, true) }
 
-// writableKeys are the message keys a store accepts: SPEC §1's table, what
-// the store reads from a message (trace_id, span_id, model, agent_schema;
-// SPEC §2), and the extras a full load prints (Extras), which come back in.
-var writableKeys = []string{"role", "content", "timestamp", "id", "tool_call_id", "tool_name", "tool_arguments",
-	"_compressed", "_original_length", "_entity_key",
-	"trace_id", "span_id", "model", "agent_schema",
-	"author", "tool_calls", "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey, "compaction"}
-
 // WritableKeys are the message keys a store accepts (a copy).
 func WritableKeys() []string { return slices.Clone(writableKeys) }
 
@@ -138,61 +129,22 @@ func validateBatch(msgs []models.HistoryMessage, decoded bool) error {
 			if err := CheckText(i, f.Key, f.Key, 256); err != nil {
 				return err
 			}
-			limit := MaxToolArgsBytes
-			switch f.Key {
-			case "trace_id", "span_id":
-				s, ok := m.ExtraString(f.Key)
-				if !ok && string(f.Value) != "null" {
-					return fieldErr(i, f.Key, "must be a string")
-				}
-				if err := CheckText(i, f.Key, s, models.MaxIDLen); err != nil {
-					return err
-				}
-			case "author":
-				s, ok := m.ExtraString(f.Key)
-				if !ok {
-					return fieldErr(i, f.Key, "must be a string")
-				}
-				if err := CheckText(i, f.Key, s, models.MaxAgentName); err != nil {
-					return err
-				}
-			case "usage":
-				if len(f.Value) == 0 || f.Value[0] != '{' {
-					return fieldErr(i, f.Key, "must be an object of token counts")
-				}
-			case ReasoningKey:
-				if err := checkReasoning(i, m.Role, f.Value); err != nil {
-					return err
-				}
-			case convert.SourceKey, AgentsSourceKey:
-				if len(f.Value) == 0 || f.Value[0] != '{' {
-					return fieldErr(i, f.Key, "must be an object")
-				}
-				reason := ""
-				if f.Key == convert.SourceKey {
-					if !decoded {
-						reason = convert.CheckSource(m)
-					}
-				} else {
-					reason = checkAgentsItem(m, f.Value)
-				}
-				if reason != "" {
-					return fieldErr(i, f.Key, "%s", reason)
-				}
-			case "tool_calls":
-				// The decoder reads the key into HistoryMessage.ToolCalls;
-				// a Go caller that put it in Extra would bypass its checks.
-				return fieldErr(i, f.Key, "set HistoryMessage.ToolCalls, not an extra key")
-			case "model", "agent_schema":
-			case "compaction":
-				continue // a full load's mark of a summary; the summary's row keeps its own
-			default:
+			r := extraRules[f.Key]
+			if r == nil {
 				// The peer drops keys it does not know; remstore refuses
 				// them, so that a typo is not stored as a missing field.
 				return fieldErr(i, f.Key, "not a message key; the keys are %s%s",
 					strings.Join(writableKeys, ", "), models.DidYouMean(f.Key, writableKeys))
 			}
-			if err := checkJSON(i, f.Key, f.Value, limit); err != nil {
+			if r.check != nil {
+				if err := r.check(i, m, f, decoded); err != nil {
+					return err
+				}
+			}
+			if r.skipJSON {
+				continue
+			}
+			if err := checkJSON(i, f.Key, f.Value, MaxToolArgsBytes); err != nil {
 				return err
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 )
@@ -316,22 +315,8 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		if string(f.Value) == "null" {
 			continue
 		}
-		switch f.Key {
-		case "model", "agent_schema":
-			if keeps(m.Role, f.Key) && rawTruthy(f.Value) {
-				meta[f.Key] = f.Value
-			}
-		case "usage", convert.SourceKey, AgentsSourceKey, ReasoningKey:
-			meta[f.Key] = f.Value
-		case "author":
-			v, _ := m.ExtraString(f.Key)
-			meta["author"] = v
-		case "trace_id":
-			v, _ := m.ExtraString(f.Key)
-			row.TraceID = models.Ptr(v)
-		case "span_id":
-			v, _ := m.ExtraString(f.Key)
-			row.SpanID = models.Ptr(v)
+		if r := extraRules[f.Key]; r != nil && r.put != nil { // validated: every extra has a rule
+			r.put(row, meta, m, f)
 		}
 	}
 	if len(m.ToolCalls) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -34,7 +35,7 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 	p("# Reference\n\n")
 	p("Generated from the code by `remstore reference` (`go test ./internal/cli -run TestReferenceIsCurrent -update`\n")
 	p("rewrites it; the test fails when it is stale). What the words mean: [concepts.md](concepts.md).\n\n")
-	p("- [Environment variables](#environment-variables)\n- [Exit codes](#exit-codes)\n- [Commands](#commands)\n- [HTTP API](#http-api)\n\n")
+	p("- [Environment variables](#environment-variables)\n- [Exit codes](#exit-codes)\n- [Message keys](#message-keys)\n- [Commands](#commands)\n- [HTTP API](#http-api)\n\n")
 
 	p("## Environment variables\n\n")
 	p("Each is also read from a `.env` file (the nearest in the working directory or up to four parents);\n")
@@ -57,6 +58,15 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 		{ExitUnavailable, "storage unavailable: cannot connect, timed out, storage switched off where it must read, or the database is not migrated (`remstore migrate up`)"},
 	} {
 		p("| %d | %s |\n", c.code, c.what)
+	}
+
+	p("\n## Message keys\n\n")
+	p("The keys a store accepts in a history message (SPEC §1 and the extras a full load prints, so a\n")
+	p("`--extras` load stores back); any other key is refused naming it, with the nearest one suggested.\n")
+	p("A value the row would not keep (a tool field off a `tool` row, say) is refused too.\n\n")
+	p("| key | where a stored row keeps it |\n|---|---|\n")
+	for _, k := range sessionstore.MessageKeys() {
+		p("| `%s` | %s |\n", k.Name, cell(k.Keeps))
 	}
 
 	p("\n## Commands\n\n")
