@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/models"
@@ -88,13 +89,20 @@ func (c *Compressor) CompressParts(m models.HistoryMessage, head, tail string, l
 	return c.cut(m.Clone(), head, tail, length, key), nil
 }
 
+// The hint between a cut message's head and tail opens and closes with
+// these; SplitHint reads what cut writes.
+const (
+	hintOpen  = "\n\n... [Message truncated - "
+	hintClose = "] ...\n\n"
+)
+
 // cut assembles the compressed message: the one place that writes the hint.
 func (c *Compressor) cut(out models.HistoryMessage, head, tail string, n int, key string) models.HistoryMessage {
 	var hint string
 	if key != "" {
-		hint = "\n\n... [Message truncated - REM LOOKUP " + key + " to recover full content] ...\n\n"
+		hint = hintOpen + "REM LOOKUP " + key + " to recover full content" + hintClose
 	} else {
-		hint = "\n\n... [Message truncated - " + strconv.Itoa(n-2*c.t) + " characters omitted] ...\n\n"
+		hint = hintOpen + strconv.Itoa(n-2*c.t) + " characters omitted" + hintClose
 	}
 	out.Content = head + hint + tail
 	out.Compressed = true
@@ -149,4 +157,24 @@ func (c *Compressor) CompressHistory(sessionID string, msgs []models.HistoryMess
 		out[i] = cm
 	}
 	return out, nil
+}
+
+// SplitHint splits a cut message's content at the hint cut wrote: head,
+// the hint trimmed of its blank lines, and tail. With a key, only the hint
+// naming that key counts (a head may quote another message's hint). ok is
+// false, and head the whole content, when there is no such hint.
+func SplitHint(content, key string) (head, hint, tail string, ok bool) {
+	i := strings.Index(content, hintOpen)
+	if key != "" {
+		i = strings.Index(content, hintOpen+"REM LOOKUP "+key)
+	}
+	if i < 0 {
+		return content, "", "", false
+	}
+	j := strings.Index(content[i:], hintClose)
+	if j < 0 {
+		return content, "", "", false
+	}
+	j += i + len(hintClose)
+	return content[:i], strings.TrimSpace(content[i:j]), content[j:], true
 }

@@ -57,6 +57,14 @@ func FuzzCompress(f *testing.F) {
 		if !strings.HasPrefix(out.Content, string(r[:tl])) || !strings.HasSuffix(out.Content, string(r[n-tl:])) {
 			t.Fatal("head or tail is not the content's")
 		}
+		// The viewer reads the hint back with SplitHint: head and tail
+		// exactly (unless the content itself quotes a hint's opening).
+		if !strings.Contains(content, hintOpen) {
+			h, hint, tail, ok := SplitHint(out.Content, key)
+			if !ok || h != string(r[:tl]) || tail != string(r[n-tl:]) || !strings.Contains(out.Content, "\n\n"+hint+"\n\n") {
+				t.Fatalf("SplitHint(%q) = %q, %q, %q, %v", out.Content, h, hint, tail, ok)
+			}
+		}
 		back := Decompress(out, content)
 		if back.Content != m.Content || back.Compressed || back.OriginalLength != 0 || back.EntityKey != "" {
 			t.Fatalf("decompress did not restore: %+v", back)

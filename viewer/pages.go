@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -403,22 +404,10 @@ func sizeBar(stored, sent int) bar {
 }
 
 // splitCut splits a cut message into head, hint and tail at the hint the
-// compressor wrote ("\n\n... [Message truncated - ...] ...\n\n").
+// compressor wrote (compressor.SplitHint).
 func splitCut(content, key string) (head, marker, tail string) {
-	const open, closing = "\n\n... [Message truncated - ", "] ...\n\n"
-	i := strings.Index(content, open)
-	if key != "" {
-		i = strings.Index(content, open+"REM LOOKUP "+key)
-	}
-	if i < 0 {
-		return content, "", ""
-	}
-	j := strings.Index(content[i:], closing)
-	if j < 0 {
-		return content, "", ""
-	}
-	j += i + len(closing)
-	return content[:i], strings.TrimSpace(content[i:j]), content[j:]
+	head, marker, tail, _ = compressor.SplitHint(content, key)
+	return head, marker, tail
 }
 
 func toolCalls(raw json.RawMessage) []callView {
