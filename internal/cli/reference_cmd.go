@@ -61,7 +61,7 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 	}
 
 	p("\n## Message keys\n\n")
-	p("The keys a store accepts in a history message (SPEC §1 and the extras a full load prints, so a\n")
+	p("The keys a store accepts in a history message (the Python service's keys and the extras a full load prints, so a\n")
 	p("`--extras` load stores back); any other key is refused naming it, with the nearest one suggested.\n")
 	p("A value the row would not keep (a tool field off a `tool` row, say) is refused too.\n\n")
 	p("| key | where a stored row keeps it |\n|---|---|\n")
