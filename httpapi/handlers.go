@@ -67,15 +67,9 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-// StoreResponse is the body of a successful store.
-type StoreResponse struct {
-	SessionID string   `json:"session_id"`
-	Stored    int      `json:"stored"`
-	Keys      []string `json:"keys"`
-	// Last is the session's last message after the store (its id, or
-	// "empty"): the next guarded store's ExpectLastHeader.
-	Last string `json:"last,omitempty"`
-}
+// StoreResponse is the body of a successful store; Last is the next
+// guarded store's ExpectLastHeader.
+type StoreResponse = sessionstore.StoreAnswer
 
 // ExpectLastHeader guards a store: the session's last message as the
 // caller loaded it (LastHeader of the load, or "last" of the previous store
@@ -193,16 +187,10 @@ const StorageHeader = "X-Remstore-Storage"
 
 // writeStored answers a store of n messages.
 func writeStored(w http.ResponseWriter, st Store, res sessionstore.StoreResult, n int) {
-	keys := res.Keys
-	if keys == nil {
-		keys = []string{}
-	}
-	stored := n - res.Existing
 	if !st.Enabled() {
-		stored = 0
 		w.Header().Set(StorageHeader, "off")
 	}
-	writeJSON(w, http.StatusCreated, StoreResponse{res.SessionID.String(), stored, keys, res.Last})
+	writeJSON(w, http.StatusCreated, res.Answer(n, st.Enabled()))
 }
 
 // DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.

@@ -30,6 +30,34 @@ type StoreResult struct {
 	Last string
 }
 
+// StoreAnswer is what every surface answers a store call with (the CLI's
+// output and serve's body): the one place that says its shape.
+type StoreAnswer struct {
+	SessionID string `json:"session_id"`
+	// Stored counts the messages written: the call's less those stored
+	// already (a retry); 0 when storage is off.
+	Stored int `json:"stored"`
+	// Keys are the REM LOOKUP keys of the call's messages, in order (an
+	// empty list, never null).
+	Keys []string `json:"keys"`
+	// Last is the session's last message after the store (its id, or
+	// "empty"): what the next guarded store names.
+	Last string `json:"last,omitempty"`
+}
+
+// Answer is r as the answer to a store of n messages on a store whose
+// storage is on (enabled) or off.
+func (r StoreResult) Answer(n int, enabled bool) StoreAnswer {
+	a := StoreAnswer{SessionID: r.SessionID.String(), Stored: n - r.Existing, Keys: r.Keys, Last: r.Last}
+	if a.Keys == nil {
+		a.Keys = []string{}
+	}
+	if !enabled {
+		a.Stored = 0
+	}
+	return a
+}
+
 // StoreOptions are the variations of a store call.
 type StoreOptions struct {
 	// UserID is written as the rows' user_id; "" means the store's.

@@ -213,7 +213,7 @@ func bareHandler(stores *sessionstore.Stores) http.Handler {
 				return
 			}
 			w.WriteHeader(http.StatusCreated)
-			answer = httpapi.StoreResponse{SessionID: res.SessionID.String(), Stored: len(msgs) - res.Existing, Keys: res.Keys}
+			answer = res.Answer(len(msgs), true)
 		default:
 			h, err := st.Load(r.Context(), id, sessionstore.LoadOptions{})
 			if err != nil {

@@ -172,21 +172,10 @@ part kind or a malformed part exits 2 naming the message and part.`,
 			if err != nil {
 				return locate(err)
 			}
-			keys := res.Keys
-			if keys == nil {
-				keys = []string{}
-			}
-			stored := len(msgs) - res.Existing
 			if !s.Enabled() { // SPEC §7: the messages back, nothing stored; said, not silent
-				stored = 0
 				fmt.Fprintf(e.stderr, "remstore: storage is off (%s is not true): nothing was stored\n", settings.KeyPostgresEnabled)
 			}
-			return writeJSON(e, struct {
-				SessionID string   `json:"session_id"`
-				Stored    int      `json:"stored"`
-				Keys      []string `json:"keys"`
-				Last      string   `json:"last,omitempty"`
-			}{res.SessionID.String(), stored, keys, res.Last})
+			return writeJSON(e, res.Answer(len(msgs), s.Enabled()))
 		},
 	}
 	cmd.Flags().StringVar(&sessionID, "session-id", "", "session id or key (required)")
