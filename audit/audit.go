@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
 
@@ -474,4 +475,40 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 		out = append(out, withPending(f, filepath.Join(dir, e.Name())))
 	}
 	return out, nil
+}
+
+// Call names an audited agent call: where its dump goes and what it says.
+type Call struct {
+	Dir, SessionID, AgentName, Prompt string
+}
+
+// WritePydanticAI writes a session's history to w as pydantic-ai JSON for an
+// agent call: the one rule the CLI and serve share. Without an audit (call
+// nil) and without co.Strict it streams from each, a tool run at a time, in
+// memory that stays flat; otherwise it loads the whole history first (load):
+// the dump records it, and strict writes nothing unless all of it converts.
+// begin, when set, runs just before a collected answer's first byte (serve
+// sets its headers there).
+func WritePydanticAI(ctx context.Context, w io.Writer, co convert.Options, call *Call,
+	each func(func(models.HistoryMessage) error) error, load func() ([]models.HistoryMessage, error), begin func()) error {
+	if call == nil && !co.Strict {
+		_, err := convert.WriteStream(w, co, each)
+		return err
+	}
+	hist, err := load()
+	if err != nil {
+		return err
+	}
+	msgs, err := convert.Collect(hist, co)
+	if err != nil {
+		return err
+	}
+	if call != nil {
+		RecordIn(ctx, call.Dir, call.SessionID, call.AgentName, call.Prompt, hist, len(msgs))
+	}
+	if begin != nil {
+		begin()
+	}
+	_, err = w.Write(convert.Marshal(msgs))
+	return err
 }

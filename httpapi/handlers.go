@@ -301,36 +301,25 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	}
 	var left convert.Unmappeds
 	co := convert.Options{SystemPrompt: q.Get("system_prompt"), Strict: strict, OnUnmapped: left.Add}
-	if !s.o.AuditEnabled && !strict { // streamed too, a tool run at a time
-		hw := &headWriter{w: w}
-		_, err := convert.WriteStream(hw, co, func(fn func(models.HistoryMessage) error) error {
-			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
-		})
-		if err != nil && hw.flushed { // past the head: the client must see a broken body
-			s.o.Logger.Error("load failed mid-stream", "id", infoOf(r).id, "err", err)
-			panic(http.ErrAbortHandler)
-		}
-		if err != nil {
-			return err
-		}
-		return hw.finish(left.N)
-	}
-	// The audit dump records the whole history, and strict answers 400
-	// before any of it unless all of it converts, so both collect it.
-	hist, err := st.Load(r.Context(), r.PathValue("id"), lo)
-	if err != nil {
-		return err
-	}
-	msgs, err := convert.Collect(hist, co)
-	if err != nil {
-		return err
-	}
+	var call *audit.Call
 	if s.o.AuditEnabled {
-		audit.RecordIn(r.Context(), s.o.AuditDir, r.PathValue("id"), q.Get("agent_name"), q.Get("prompt"), hist, len(msgs))
+		call = &audit.Call{Dir: s.o.AuditDir, SessionID: r.PathValue("id"), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt")}
 	}
-	setUnmapped(w.Header(), left.N)
-	_, err = w.Write(convert.Marshal(msgs))
-	return err
+	hw := &headWriter{w: w}
+	err = audit.WritePydanticAI(r.Context(), hw, co, call,
+		func(fn func(models.HistoryMessage) error) error {
+			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
+		},
+		func() ([]models.HistoryMessage, error) { return st.Load(r.Context(), r.PathValue("id"), lo) },
+		func() { setUnmapped(w.Header(), left.N); hw.flushed = true }) // collected: the count is known before the body
+	if err != nil && hw.flushed { // past the head: the client must see a broken body
+		s.o.Logger.Error("load failed mid-stream", "id", infoOf(r).id, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if err != nil {
+		return err
+	}
+	return hw.finish(left.N)
 }
 
 // UnmappedHeader counts the messages a pydantic-ai load left out because

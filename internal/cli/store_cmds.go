@@ -241,26 +241,15 @@ audit file (--agent-name and --prompt name the call).`,
 			var left convert.Unmappeds
 			co := convert.Options{SystemPrompt: o.systemPrompt, Strict: o.strict, OnUnmapped: left.Add}
 			defer e.warnUnmapped(&left)
-			if !e.cfg.AuditEnabled && !o.strict { // streamed too, a tool run at a time
-				_, err := convert.WriteStream(e.stdout, co, each)
-				return err
-			}
-			// The audit dump records the whole history, and --strict prints
-			// nothing unless all of it converts, so both collect it.
-			hist, err := s.Load(e.ctx, o.sessionID, lo)
-			if err != nil {
-				return err
-			}
-			loaded = len(hist)
-			msgs, err := convert.Collect(hist, co)
-			if err != nil {
-				return err
-			}
+			var call *audit.Call
 			if e.cfg.AuditEnabled {
-				audit.RecordIn(e.ctx, e.cfg.AuditDir, o.sessionID, o.agentName, o.prompt, hist, len(msgs))
+				call = &audit.Call{Dir: e.cfg.AuditDir, SessionID: o.sessionID, AgentName: o.agentName, Prompt: o.prompt}
 			}
-			_, err = e.stdout.Write(convert.Marshal(msgs))
-			return err
+			return audit.WritePydanticAI(e.ctx, e.stdout, co, call, each, func() ([]models.HistoryMessage, error) {
+				hist, err := s.Load(e.ctx, o.sessionID, lo)
+				loaded = len(hist)
+				return hist, err
+			}, nil)
 		},
 	}
 	f := cmd.Flags()
