@@ -16,6 +16,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Options.
@@ -50,6 +55,11 @@ type Options struct {
 	StoreWindow time.Duration
 	// HTTPClient sends the requests; nil means one of its own with Timeout.
 	HTTPClient *http.Client
+	// TracerProvider receives a span per call (all its tries), whose W3C
+	// traceparent every try sends, so serve's spans continue the caller's
+	// trace; nil means OpenTelemetry's global provider (nothing recorded
+	// until an application sets one).
+	TracerProvider trace.TracerProvider
 }
 
 // Client calls one remstore serve. It is safe for concurrent use.
@@ -58,6 +68,7 @@ type Client struct {
 	o       Options
 	http    *http.Client
 	retries int
+	tracer  trace.Tracer
 }
 
 // New returns a client of the server at baseURL (http:// or https://).
@@ -94,7 +105,11 @@ func New(baseURL string, o Options) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: o.Timeout}
 	}
-	return &Client{base: u, o: o, http: hc, retries: retries}, nil
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &Client{base: u, o: o, http: hc, retries: retries, tracer: tp.Tracer("github.com/remstore/remstore/client")}, nil
 }
 
 // Safety says whether a call may be sent again.
@@ -191,8 +206,26 @@ type call struct {
 }
 
 // do sends c under the policy and decodes a successful answer's JSON into
-// out (nil: the body is dropped). It returns the answer's status.
-func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
+// out (nil: the body is dropped). It returns the answer's status. The call
+// is one span, whatever the tries.
+func (cl *Client) do(ctx context.Context, c call, out any) (code int, err error) {
+	ctx, span := cl.tracer.Start(ctx, "remstore.client "+c.method, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("http.request.method", c.method), attribute.String("url.path", c.path)))
+	defer func() {
+		span.SetAttributes(attribute.Int("http.response.status_code", code))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	return cl.send(ctx, c, out)
+}
+
+// traceContext writes the W3C traceparent, whatever the global propagator.
+var traceContext = propagation.TraceContext{}
+
+func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 	target := cl.base.String() + c.path // path segments escaped by seg
 	if q := c.query.Encode(); q != "" {
 		target += "?" + q
@@ -225,6 +258,7 @@ func (cl *Client) do(ctx context.Context, c call, out any) (int, error) {
 		for k, v := range c.headers {
 			req.Header.Set(k, v)
 		}
+		traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 		resp, err := cl.http.Do(req)
 		var outcome Outcome
 		var retryAfter time.Duration = -1

@@ -27,6 +27,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/internal/version"
@@ -137,6 +142,12 @@ type Options struct {
 	// counts as TLS (HSTS, Secure cookies) and X-Forwarded-For names the
 	// client for limits and logs. From anyone else both headers are ignored.
 	TrustedProxies []netip.Prefix
+	// TracerProvider receives a span per request (and the stores' spans
+	// beneath it when Stores were built with the same provider, as serve
+	// does through the global one); nil means OpenTelemetry's global
+	// provider, which records nothing until set. A request's W3C
+	// traceparent header continues the caller's trace.
+	TracerProvider trace.TracerProvider
 	// AllowedHosts are the host names the server answers to (AllowedHosts
 	// builds the list serve uses); nil answers any. A request naming
 	// another host gets 421, a state-changing request from another
@@ -155,6 +166,7 @@ type Server struct {
 	guesses  *signin.Limiter // wrong bearer keys, by client network
 	keys     []hashedKey
 	m        metrics
+	tracer   trace.Tracer
 }
 
 type hashedKey struct {
@@ -208,6 +220,11 @@ func New(o Options) (*Server, error) {
 	for _, k := range o.APIKeys {
 		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
 	}
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	s.tracer = tp.Tracer("github.com/remstore/remstore/httpapi")
 	s.m = metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "remstore_http_requests_total", Help: "HTTP requests by route and status."}, []string{"method", "route", "code"}),
 		latency:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "remstore_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"method", "route"}),
@@ -414,8 +431,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		info := &reqInfo{id: id, route: "unmatched"}
-		r = s.withClient(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, info)), info)
+		ctx, span := s.tracer.Start(traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header)), r.Method,
+			trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+		r = s.withClient(w, r.WithContext(context.WithValue(ctx, ctxKey{}, info)), info)
 		sw := &statusWriter{ResponseWriter: w}
+		defer func() { endRequestSpan(span, r.Method, info, sw.code) }() // a panic too (ErrAbortHandler)
 		next.ServeHTTP(sw, r)
 		code := sw.code
 		if code == 0 {
@@ -432,6 +452,30 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			// peer); X-Tenant-Id is only recorded.
 			slog.String("user", info.user), slog.String("x_tenant_id", tenantOf(r)), slog.String("client", info.client))
 	})
+}
+
+// traceContext reads a caller's W3C traceparent, whatever the global
+// propagator is (OpenTelemetry's default propagates nothing).
+var traceContext = propagation.TraceContext{}
+
+// endRequestSpan names the request's span by its route (known only after
+// the mux matched it) and ends it with the user and the status.
+func endRequestSpan(span trace.Span, method string, info *reqInfo, code int) {
+	if code == 0 {
+		code = http.StatusOK
+	}
+	route := info.route // the mux's pattern: "GET /v1/..." or a path alone
+	if _, path, ok := strings.Cut(route, " "); ok {
+		route = path
+	}
+	span.SetName(method + " " + route)
+	span.SetAttributes(attribute.String("http.request.method", method), attribute.String("http.route", route),
+		attribute.Int("http.response.status_code", code), attribute.String("enduser.id", info.user),
+		attribute.String("remstore.request_id", info.id))
+	if code >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(code))
+	}
+	span.End()
 }
 
 // tenantOf is X-Tenant-Id as the peer's API sends it, default "default".

@@ -254,7 +254,17 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 // first (where the last compaction summary stands, whether rows without a
 // stored key exist). A retry after a lost connection happens only before
 // the first message reached fn.
-func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
+func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) (err error) {
+	ctx, span := s.span(ctx, "remstore.load", sessionKey)
+	n := 0
+	defer func() {
+		span.SetAttributes(attrMessages.Int(n))
+		endSpan(span, err)
+	}()
+	return s.loadEachCounted(ctx, sessionKey, o, func(m models.HistoryMessage) error { n++; return fn(m) })
+}
+
+func (s *Store) loadEachCounted(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) error {
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
 		return err
@@ -405,7 +415,7 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	// session only remstore wrote. Through the driver, so PostgreSQL plans
 	// it once per connection (planning it per call cost more than running it).
 	st := planQueries[s.sql.Postgres]
-	err := s.drv.queryRow(ctx, s.db, st.Bun(), st.BunArgs(&sessionParams{Sid: sid, Tenant: s.userID}),
+	err := s.queryRow(ctx, s.db, st.Bun(), st.BunArgs(&sessionParams{Sid: sid, Tenant: s.userID}),
 		&unkeyed, &summaryID, &pos, &cb)
 	if err != nil {
 		return p, err
@@ -470,7 +480,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		return fn(m)
 	}
 	if p.summary >= 0 {
-		err := s.drv.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
+		err := s.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
 			func(r storedRow) error {
 				*last = r.Last
 				return emit(r, -1)
@@ -489,7 +499,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	if p.unplanned {
 		q.lastN = o.LastN // a planned load reads every row: positions count from the start
 	}
-	return s.drv.eachRow(ctx, s.db, q, func(r storedRow) error {
+	return s.eachRow(ctx, s.db, q, func(r storedRow) error {
 		if !r.Plain {
 			return errPlanNeeded
 		}
@@ -554,7 +564,7 @@ func (s *Store) cutFor(o LoadOptions) int {
 // usage look at all of them).
 func (s *Store) allRows(ctx context.Context, db conn, sid uuid.UUID) ([]storedRow, error) {
 	var out []storedRow
-	err := s.drv.eachRow(ctx, db, rowsArgs{sid: sid, tenant: s.userID, limit: noLimit}, func(r storedRow) error {
+	err := s.eachRow(ctx, db, rowsArgs{sid: sid, tenant: s.userID, limit: noLimit}, func(r storedRow) error {
 		out = append(out, r)
 		return nil
 	})

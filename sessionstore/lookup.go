@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
@@ -32,7 +33,9 @@ const (
 // hides its session and is probed everywhere. It only ever returns a live
 // assistant message (role assistant or empty): otherwise ErrNotFound, saying
 // why (removed, not an answer, no message under the key).
-func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
+func (s *Store) Lookup(ctx context.Context, key string) (_ string, err error) {
+	ctx, span := s.span(ctx, "remstore.lookup", "", attribute.String("remstore.key", truncate(key, 300)))
+	defer func() { endSpan(span, err) }()
 	k, err := ParseLookupKey(key)
 	if err != nil {
 		return "", err
@@ -101,7 +104,7 @@ func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 		return content, nil
 	}
 	if k.Opaque {
-		err := s.drv.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content, &role, &removed)
+		err := s.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content, &role, &removed)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", notFound("no message holds this key")
 		}
@@ -111,12 +114,12 @@ func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
 	if err != nil {
 		return "", notFound("no such session")
 	}
-	err = s.drv.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content, &role, &removed)
+	err = s.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content, &role, &removed)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return served(err)
 	}
 	var own string
-	err = s.drv.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role, &own)
+	err = s.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role, &own)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", notFound("no message at this position")

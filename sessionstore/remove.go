@@ -57,7 +57,7 @@ func (s *Store) popMessage(ctx context.Context, sid uuid.UUID) (m models.History
 		// the message comes back whole, so no position is counted (issue 42:
 		// counting one took 1.1 s in a 200,000-message session, holding the
 		// session's lock).
-		err = s.drv.eachRow(ctx, inTx(tx), rowsArgs{sid: sid, tenant: s.userID, limit: noLimit, sources: true, lastN: 1}, func(r storedRow) error {
+		err = s.eachRow(ctx, inTx(tx), rowsArgs{sid: sid, tenant: s.userID, limit: noLimit, sources: true, lastN: 1}, func(r storedRow) error {
 			if r.ID == id {
 				m, ok = toHistory(r, true, true), true
 				m.ID = r.ID.String()

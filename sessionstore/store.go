@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
@@ -25,6 +26,7 @@ type Store struct {
 	retries int
 	secret  *secretCache // the database's, shared by a Stores' stores (names.go)
 	limits  Limits
+	tracer  trace.Tracer
 }
 
 // Options configures New.
@@ -45,6 +47,9 @@ type Options struct {
 	Retries int
 	// Limits bound what the tenant can store (limits.go); zero: none.
 	Limits Limits
+	// TracerProvider receives the store's spans (tracing.go); nil means
+	// OpenTelemetry's global provider.
+	TracerProvider trace.TracerProvider
 }
 
 // compressor is the load-time compressor of T (0 means the default).
@@ -82,7 +87,7 @@ func newStore(db *repository.DB, o Options, tr *turns, sec *secretCache) (*Store
 		retries = 0
 	}
 	return &Store{db: conn{IDB: db.DB, pool: db.Pool, loads: db.LoadPool, mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
-		enabled: !o.Disabled, now: now, retries: retries, secret: sec, limits: o.Limits}, nil
+		enabled: !o.Disabled, now: now, retries: retries, secret: sec, limits: o.Limits, tracer: tracerOf(o.TracerProvider)}, nil
 }
 
 // InTx returns the store with every call running inside tx, a transaction

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -90,7 +91,16 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 // StoreWith is StoreMessages with options: a guarded store names the last
 // message its caller saw (StoreOptions.ExpectLast), so that two turns racing
 // on one session cannot interleave: the second is refused with ErrMoved.
-func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
+func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (res StoreResult, err error) {
+	ctx, span := s.span(ctx, "remstore.store", sessionKey, attrMessages.Int(len(msgs)))
+	defer func() {
+		span.SetAttributes(attrSID.String(res.SessionID.String()), attrStored.Int(len(res.Keys)-res.Existing))
+		endSpan(span, err)
+	}()
+	return s.storeWith(ctx, sessionKey, msgs, o, span.SpanContext())
+}
+
+func (s *Store) storeWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions, sc trace.SpanContext) (StoreResult, error) {
 	userID := o.UserID
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil {
@@ -118,7 +128,7 @@ func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.
 	// By name, the session is created at the name's private id when its
 	// public one is another tenant's (names.go).
 	err = s.byName(ctx, sessionKey, true, func(sid uuid.UUID) error {
-		p, err := s.plan(sid, sessionKey, msgs, userID, writeOpts{})
+		p, err := s.plan(sid, sessionKey, msgs, userID, writeOpts{span: sc})
 		if err != nil {
 			return err
 		}
@@ -178,6 +188,10 @@ func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (u
 type writeOpts struct {
 	allowInactive bool
 	extraMeta     models.JSONMap
+	// span is the store call's span: rows the caller gave no trace_id
+	// carry its trace and span ids (tracing.go), so a stored message links
+	// to the span that stored it. Invalid (tracing off): nothing is set.
+	span trace.SpanContext
 }
 
 // writePlan is one store call, validated and turned into rows, ready for the
@@ -253,6 +267,9 @@ func (s *Store) plan(sid uuid.UUID, sessionKey string, msgs []models.HistoryMess
 		for k, v := range wo.extraMeta {
 			row.Metadata[k] = v
 		}
+		if row.TraceID == nil && row.SpanID == nil && wo.span.IsValid() {
+			row.TraceID, row.SpanID = models.Ptr(wo.span.TraceID().String()), models.Ptr(wo.span.SpanID().String())
+		}
 		p.rows[i] = row
 		p.check = p.check || m.ID != ""
 	}
@@ -263,7 +280,9 @@ func (s *Store) plan(sid uuid.UUID, sessionKey string, msgs []models.HistoryMess
 // result or the error: one place decides what each outcome means.
 func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResult, error) {
 	res := StoreResult{SessionID: p.sid, Keys: make([]string, len(p.rows)), IDs: make([]uuid.UUID, len(p.rows))}
-	out, err := s.drv.write(ctx, s, db, p)
+	dctx, span := s.dbSpan(ctx, "store")
+	out, err := s.drv.write(dctx, s, db, p)
+	endSpan(span, err)
 	if err != nil {
 		return res, err
 	}

@@ -37,6 +37,7 @@ const (
 	KeyAPIKey           = "REMSTORE_API_KEY"              // clients: the one bearer key they send
 	KeyMaxSessionMsgs   = "REMSTORE_MAX_SESSION_MESSAGES" // messages one session may hold per user (0: no limit)
 	KeyMaxSessions      = "REMSTORE_MAX_SESSIONS"         // sessions one user may own (0: no limit)
+	KeyOTLPEndpoint     = "OTEL_EXPORTER_OTLP_ENDPOINT"   // serve: where traces go (internal/telemetry reads it and the other OTEL_* names)
 )
 
 // Defaults.

@@ -36,6 +36,8 @@ func Variables() []Variable {
 			"How many messages one session may hold for a user, removed ones included; a store past it is refused (409 `limit_reached`, field `messages`; exit 2) and writes nothing."},
 		{KeyMaxSessions, "every command that stores, serve", "`0` (no limit)",
 			"How many sessions one user may own, deleted ones included until purged; a store that would open one more is refused (409 `limit_reached`, field `session_id`)."},
+		{KeyOTLPEndpoint, "serve", "unset (no traces)",
+			"Where serve sends OpenTelemetry traces, by OTLP over HTTP (`http://localhost:4318`); setting it turns tracing on. The other standard names work too: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME` (default `remstore`), `OTEL_TRACES_SAMPLER`; `OTEL_TRACES_EXPORTER=none` or `OTEL_SDK_DISABLED=true` turns it off. Read from the process environment, not `.env`."},
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/remstore/remstore/httpapi"
+	"github.com/remstore/remstore/internal/telemetry"
+	"github.com/remstore/remstore/internal/version"
 	"github.com/remstore/remstore/mcpserver"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
@@ -192,6 +194,26 @@ func (o *serveOpts) check(e *env, cmd *cobra.Command) (servePlan, error) {
 // run opens the stores, listens and serves until the context ends, then
 // drains the requests in flight.
 func (o *serveOpts) run(e *env, p servePlan) error {
+	// Traces, when the OTEL_* variables ask for them (internal/telemetry):
+	// the stores and the API use the global provider this sets.
+	getenv := os.Getenv
+	if e.getenv != nil {
+		getenv = func(k string) string { v, _ := e.getenv(k); return v }
+	}
+	shutdown, traced, err := telemetry.Setup(e.ctx, getenv, version.String())
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // what is buffered, flushed within a bound
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			e.log.Warn("OpenTelemetry: spans not exported at shutdown", "err", err)
+		}
+	}()
+	if traced {
+		fmt.Fprintln(e.stderr, "remstore: traces go to OTLP (OTEL_EXPORTER_OTLP_*)")
+	}
 	stores, db, err := e.openStores(writes)
 	if err != nil {
 		return err
