@@ -65,7 +65,7 @@ func TestRequestSpans(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range req.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["enduser.id"] != "alice" || attrs["http.response.status_code"] != "201" || attrs["http.route"] != "/v1/sessions/{id}/messages" {
 		t.Fatalf("request span attributes %v", attrs)

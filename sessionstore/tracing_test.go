@@ -55,7 +55,7 @@ func TestSpans(t *testing.T) {
 			attrs := func(sp tracetest.SpanStub) map[string]string {
 				m := map[string]string{}
 				for _, a := range sp.Attributes {
-					m[string(a.Key)] = a.Value.Emit()
+					m[string(a.Key)] = a.Value.String()
 				}
 				return m
 			}
