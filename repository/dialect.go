@@ -25,6 +25,9 @@ type SQL struct {
 	// middle never crosses the wire (PostgreSQL's left/right/char_length in a
 	// UTF-8 database and SQLite's substr/length on TEXT count code points).
 	Head, Tail, Length string
+	// Least is the smaller of two values (PostgreSQL's LEAST, SQLite's
+	// two-argument MIN).
+	Least string
 	// Bytes is content's length in bytes, which a database knows without
 	// reading the text: no text of at most N bytes has more than N code
 	// points, so Length is computed only where Bytes exceeds the limit.
@@ -41,6 +44,7 @@ var (
 		Tail:       "right(content, @cut)",
 		Length:     "char_length(content)",
 		Bytes:      "octet_length(content)",
+		Least:      "LEAST",
 	}
 	liteSQL = SQL{
 		EntityKey:  "json_extract(metadata, '$.entity_key')",
@@ -50,6 +54,7 @@ var (
 		Tail:       "substr(content, -@cut)",
 		Length:     "length(content)",
 		Bytes:      "length(CAST(content AS BLOB))",
+		Least:      "MIN",
 	}
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -67,7 +68,20 @@ type rowsArgs struct {
 	// when there are fewer): an index range from there, whatever the
 	// session's length (LoadOptions.LastN).
 	lastN int
+	// since, when set, reads the rows created after it and the session's
+	// last row (which carries the plan check and the last live row when
+	// none is newer): an index range from there (LoadOptions.Since). The
+	// caller still leaves out the rows not after it.
+	since time.Time
 }
+
+// The windows a rows query reads (rowsTexts' index): every row, from the
+// lastN-th live row from the end, or from since.
+const (
+	windowAll = iota
+	windowLast
+	windowSince
+)
 
 // rowsParams are rowsQuery's parameters, by name (repository.Named).
 type rowsParams struct {
@@ -77,9 +91,10 @@ type rowsParams struct {
 	Long             int       `sql:"long"`    // 2*cut: longer live answers are cut; -1: none is
 	Planned          bool      `sql:"planned"` // no check: every row is as the caller planned
 	IgnoreCompaction bool      `sql:"ignore_compaction"`
-	All              bool      `sql:"all"`            // every field, not only what a plain load shows
-	AllOrSources     bool      `sql:"all_or_sources"` // the fields convert rebuilds a call from
-	Nth              int       `sql:"nth,optional"`   // lastN-1, in the bounded text
+	All              bool      `sql:"all"`                 // every field, not only what a plain load shows
+	AllOrSources     bool      `sql:"all_or_sources"`      // the fields convert rebuilds a call from
+	Nth              int       `sql:"nth,optional"`        // lastN-1, in windowLast's text
+	SinceNext        time.Time `sql:"since_next,optional"` // the first instant after since, in windowSince's text
 	Limit            int64     `sql:"limit"`
 	Offset           int       `sql:"offset"`
 }
@@ -92,7 +107,7 @@ func (q rowsArgs) params() *rowsParams {
 	}
 	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
-		Nth: q.lastN - 1, Limit: q.limit, Offset: q.offset}
+		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), Limit: q.limit, Offset: q.offset}
 }
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
@@ -109,14 +124,20 @@ const noLimit = int64(1) << 62
 // (rowsArgs.unplanned): the two probes of loadPlan's partial indexes, which
 // PostgreSQL runs once per statement, so that the common load is one
 // statement and one round trip.
-func rowsQuery(d repository.SQL, bounded bool) string {
+func rowsQuery(d repository.SQL, w int) string {
 	plain := `(@planned OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `)
 		AND (@ignore_compaction OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
 	// The last live row, read once per statement, in the statement's own
 	// snapshot: a guarded store names it (LoadOptions.OnLast).
 	last := `(SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
 	window := ""
-	if bounded {
+	switch w {
+	case windowSince:
+		// created_at is stored to the microsecond, so "after since" is
+		// "from since_next"; never past the session's last row.
+		window = ` AND created_at >= ` + d.Least + `(@since_next, COALESCE((SELECT created_at FROM messages
+			WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at DESC, id DESC LIMIT 1), @since_next))`
+	case windowLast:
 		// From the lastN-th live row from the end, or the first row: a row
 		// comparison the (session_id, created_at, id) index ranges over.
 		nth := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET @nth`
@@ -143,31 +164,34 @@ func rowsQuery(d repository.SQL, bounded bool) string {
 	ORDER BY created_at, id`
 }
 
-// rowsTexts are rowsQuery's statements by dialect and [bounded].
+// rowsTexts are rowsQuery's statements by dialect and window.
 var rowsTexts = func() (q struct {
-	lite, pg [2]repository.Named[rowsParams]
+	lite, pg [3]repository.Named[rowsParams]
 }) {
-	for i, bounded := range []bool{false, true} {
-		q.lite[i] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(false), bounded))
-		q.pg[i] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(true), bounded))
+	for w := range q.pg {
+		q.lite[w] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(false), w))
+		q.pg[w] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(true), w))
 	}
 	return q
 }()
 
-// bounded indexes rowsTexts.
-func (q rowsArgs) bounded() int {
-	if q.lastN > 0 {
-		return 1
+// window indexes rowsTexts.
+func (q rowsArgs) window() int {
+	switch {
+	case q.lastN > 0:
+		return windowLast
+	case !q.since.IsZero():
+		return windowSince
 	}
-	return 0
+	return windowAll
 }
 
 // eachRowSQL is eachRow through database/sql, for any dialect and for a
 // store running inside a transaction.
 func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) error) error {
-	st := rowsTexts.lite[q.bounded()]
+	st := rowsTexts.lite[q.window()]
 	if repository.IsPostgres(db) {
-		st = rowsTexts.pg[q.bounded()] // bun inlines the ? values (in a transaction)
+		st = rowsTexts.pg[q.window()] // bun inlines the ? values (in a transaction)
 	}
 	rs, err := db.QueryContext(ctx, st.Bun(), st.BunArgs(q.params())...)
 	if err != nil {

@@ -141,7 +141,7 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	if pool == nil {
 		pool, mode = c.pool, c.mode
 	}
-	st := rowsTexts.pg[q.bounded()]
+	st := rowsTexts.pg[q.window()]
 	rs, err := pool.Query(ctx, st.PG(), pgxArgs(mode, st.PGArgs(q.params()))...)
 	if err != nil {
 		return err

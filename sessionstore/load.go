@@ -496,8 +496,8 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	pos, live := start, 0
 	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources,
 		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction}
-	if p.unplanned {
-		q.lastN = o.LastN // a planned load reads every row: positions count from the start
+	if p.unplanned { // a planned load reads every row: positions count from the start
+		q.lastN, q.since = o.LastN, o.Since
 	}
 	return s.eachRow(ctx, s.db, q, func(r storedRow) error {
 		if !r.Plain {
