@@ -148,6 +148,9 @@ type Options struct {
 	// provider, which records nothing until set. A request's W3C
 	// traceparent header continues the caller's trace.
 	TracerProvider trace.TracerProvider
+	// TraceURL links each message's trace in the viewer to the user's
+	// tracing system ({trace_id}, {span_id}: viewer.Options.TraceURL).
+	TraceURL string
 	// AllowedHosts are the host names the server answers to (AllowedHosts
 	// builds the list serve uses); nil answers any. A request naming
 	// another host gets 421, a state-changing request from another
@@ -249,7 +252,7 @@ func New(o Options) (*Server, error) {
 				return u, nil
 			},
 			KeyOptional: o.Insecure, ClientAddr: clientOf, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
-			BeginSearch: s.beginSearch,
+			BeginSearch: s.beginSearch, TraceURL: o.TraceURL,
 		})
 		if err != nil {
 			return nil, err
@@ -794,3 +797,7 @@ func poolCollectors(pool *pgxpool.Pool, name string) []prometheus.Collector {
 		counter("acquire_wait_seconds_total", "Time spent waiting for a connection.", func(s *pgxpool.Stat) float64 { return s.AcquireDuration().Seconds() }),
 	}
 }
+
+// CheckTraceURL refuses a TraceURL the viewer could not use
+// (viewer.CheckTraceURL), before anything is opened.
+func CheckTraceURL(tmpl string) error { return viewer.CheckTraceURL(tmpl) }

@@ -147,7 +147,7 @@ func rowsQuery(d repository.SQL, w int) string {
 	}
 	return `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
 	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
-	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, created_at, deleted_at
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @long THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -158,7 +158,8 @@ func rowsQuery(d repository.SQL, w int) string {
 		CASE WHEN @all THEN metadata->'compaction' END AS compaction, CASE WHEN @all THEN metadata->'compacts_before' END AS cb,
 		CASE WHEN @all_or_sources THEN tool_calls->'items' END AS items,
 		CASE WHEN @all_or_sources THEN metadata->'pydantic_ai' END AS src, CASE WHEN @all THEN metadata->'openai_agents' END AS agents,
-		CASE WHEN @all THEN metadata->>'model' END AS model, CASE WHEN @all THEN metadata->'reasoning' END AS reasoning
+		CASE WHEN @all THEN metadata->>'model' END AS model, CASE WHEN @all THEN metadata->'reasoning' END AS reasoning,
+		CASE WHEN @all THEN trace_id END AS trace, CASE WHEN @all THEN span_id END AS span
 		FROM messages WHERE session_id = @sid AND tenant_id = @tenant` + window + ` ORDER BY created_at, id
 		LIMIT CASE WHEN ` + plain + ` THEN CAST(@limit AS bigint) ELSE 1 END OFFSET @offset) x
 	ORDER BY created_at, id`
@@ -200,18 +201,19 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 	defer rs.Close()
 	for rs.Next() {
 		var r storedRow
-		var tail, key, callID, name, author, compaction, before, model sql.NullString
+		var tail, key, callID, name, author, compaction, before, model, traceID, spanID sql.NullString
 		var args, usage, calls, src, agents, reasoning []byte
 		var created, deleted dbTime
 		var last uuid.NullUUID
 		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &model, &reasoning, &created, &deleted); err != nil {
+			&calls, &src, &agents, &model, &reasoning, &traceID, &spanID, &created, &deleted); err != nil {
 			return err
 		}
 		r.Tail = tail.String
 		r.Last = last.UUID // uuid.Nil when the session holds no live row
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String
 		r.Model, r.Reasoning = model.String, compactRaw(reasoning)
+		r.TraceID, r.SpanID = traceID.String, spanID.String
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
 		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
 		r.Compaction = compaction.String == "true"

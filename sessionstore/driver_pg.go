@@ -156,16 +156,17 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		var r storedRow
 		var id [16]byte
 		var role string
-		var tail, key, callID, name, author, compaction, before, model *string
+		var tail, key, callID, name, author, compaction, before, model, traceID, spanID *string
 		var args, usage, calls, src, agents, reasoning []byte
 		var deleted *time.Time
 		var length int32
 		var last *[16]byte
 		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &model, &reasoning, &r.CreatedAt, &deleted); err != nil {
+			&calls, &src, &agents, &model, &reasoning, &traceID, &spanID, &r.CreatedAt, &deleted); err != nil {
 			return err
 		}
 		r.Model, r.Reasoning = deref(model), compactRaw(reasoning)
+		r.TraceID, r.SpanID = deref(traceID), deref(spanID)
 		r.Tail, r.Length = deref(tail), int(length)
 		if last != nil {
 			r.Last = *last

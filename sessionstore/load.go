@@ -35,6 +35,8 @@ type storedRow struct {
 	Author         string          // metadata.author
 	Model          string          // metadata.model
 	Reasoning      json.RawMessage // metadata.reasoning
+	TraceID        string          // column trace_id
+	SpanID         string          // column span_id
 	Usage          json.RawMessage // metadata.usage
 	ToolCalls      json.RawMessage // tool_calls.items
 	Source         json.RawMessage // metadata.pydantic_ai (convert.SourceKey)
@@ -125,6 +127,14 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	if rawTruthy(r.Usage) {
 		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})
 	}
+	// The trace that wrote the message (the caller's, or the store span's:
+	// tracing.go), which a full load stores back as it was.
+	if r.TraceID != "" {
+		m.Extra = append(m.Extra, models.Field{Key: "trace_id", Value: models.AppendJSONString(nil, r.TraceID)})
+	}
+	if r.SpanID != "" {
+		m.Extra = append(m.Extra, models.Field{Key: "span_id", Value: models.AppendJSONString(nil, r.SpanID)})
+	}
 	if r.Compaction {
 		// A compaction summary stands for the messages before this
 		// position: the viewer shows the range it replaces.
@@ -188,8 +198,8 @@ type LoadOptions struct {
 	// (audit, export); by default a compaction summary replaces what it covers.
 	IgnoreCompaction bool
 	// Extras adds what remstore stores beyond the peer (author, tool_calls,
-	// usage, pydantic_ai, openai_agents). A plain load has exactly the
-	// peer's keys (SPEC §1).
+	// usage, pydantic_ai, openai_agents, model, reasoning, trace_id,
+	// span_id). A plain load has exactly the peer's keys (SPEC §1).
 	Extras bool
 	// Sources adds only convert.SourceKey, what a store of pydantic-ai
 	// messages kept beyond the row, so that convert rebuilds those messages

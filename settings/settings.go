@@ -38,6 +38,7 @@ const (
 	KeyMaxSessionMsgs   = "REMSTORE_MAX_SESSION_MESSAGES" // messages one session may hold per user (0: no limit)
 	KeyMaxSessions      = "REMSTORE_MAX_SESSIONS"         // sessions one user may own (0: no limit)
 	KeyOTLPEndpoint     = "OTEL_EXPORTER_OTLP_ENDPOINT"   // serve: where traces go (internal/telemetry reads it and the other OTEL_* names)
+	KeyTraceURL         = "REMSTORE_TRACE_URL"            // serve: the viewer's link to a message's trace
 )
 
 // Defaults.
@@ -79,6 +80,8 @@ type Config struct {
 	APIKeys string
 	// Addr is where serve listens. Default DefaultAddr; port 0 picks a free one.
 	Addr string
+	// TraceURL is REMSTORE_TRACE_URL: the viewer's link to a trace.
+	TraceURL string
 	// URL is the server clients talk to (remstore health). Default: the
 	// loopback form of Addr.
 	URL string
@@ -190,6 +193,7 @@ func Load(opts Options) (Config, error) {
 	cfg.TruncateLength = n
 	cfg.APIKeys = str(KeyAPIKeys, "")
 	cfg.Addr = str(KeyAddr, DefaultAddr)
+	cfg.TraceURL = str(KeyTraceURL, "")
 	for key, dst := range map[string]*int{KeyMaxSessionMsgs: &cfg.MaxSessionMessages, KeyMaxSessions: &cfg.MaxSessions} {
 		v := strings.TrimSpace(str(key, "0"))
 		n, err := strconv.Atoi(v)

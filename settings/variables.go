@@ -38,6 +38,8 @@ func Variables() []Variable {
 			"How many sessions one user may own, deleted ones included until purged; a store that would open one more is refused (409 `limit_reached`, field `session_id`)."},
 		{KeyOTLPEndpoint, "serve", "unset (no traces)",
 			"Where serve sends OpenTelemetry traces, by OTLP over HTTP (`http://localhost:4318`); setting it turns tracing on. The other standard names work too: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME` (default `remstore`), `OTEL_TRACES_SAMPLER`; `OTEL_TRACES_EXPORTER=none` or `OTEL_SDK_DISABLED=true` turns it off. Read from the process environment, not `.env`."},
+		{KeyTraceURL, "serve", "unset (trace ids shown, not linked)",
+			"The viewer's link from a message to its trace in your tracing system: an http(s) URL with `{trace_id}` (and `{span_id}`) in it, e.g. `http://localhost:16686/trace/{trace_id}` for Jaeger."},
 	}
 }
 

@@ -44,7 +44,10 @@ type msgView struct {
 	// What it cost and who made it (usage, author, model: stored extras).
 	In, Out       int
 	Author, Model string
-	JSON          string // the message as the store returns it (Copy as JSON)
+	// The trace that stored it (trace_id, span_id), and where the user's
+	// tracing system shows it (Options.TraceURL; "" without one).
+	TraceID, SpanID, TraceLink string
+	JSON                       string // the message as the store returns it (Copy as JSON)
 	// Preview is the start of a long message that is not cut (a user or
 	// tool message, an answer shown whole): the page draws it folded, the
 	// whole text a click away (issue 41: one long paste flooded the page).
@@ -219,7 +222,9 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 			}
 			in, out, author, model := usageOf(m)
 			replaces, isSummary := compactionOf(m)
-			msgs = append(msgs, messageView(i, m, t, replaces, isSummary, in, out, author, model))
+			mv := messageView(i, m, t, replaces, isSummary, in, out, author, model)
+			mv.TraceLink = v.traceLink(mv.TraceID, mv.SpanID)
+			msgs = append(msgs, mv)
 			return nil
 		}
 	}
@@ -303,6 +308,8 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 			mv.Calls = toolCalls(f.Value)
 		}
 	}
+	mv.TraceID, _ = m.ExtraString("trace_id")
+	mv.SpanID, _ = m.ExtraString("span_id")
 	if b, err := json.Marshal(m); err == nil {
 		mv.JSON = escapeBidi(string(literalHTML(b)))
 	}

@@ -71,6 +71,36 @@ type Options struct {
 	// a bounded context and the func that gives it back, or an error to
 	// show (429). nil = no budget.
 	BeginSearch func(ctx context.Context, user string) (context.Context, func(), error)
+	// TraceURL links a message's trace to the user's tracing system: an
+	// http(s) URL in which {trace_id} and {span_id} stand for the message's
+	// ids (escaped), e.g. http://jaeger:16686/trace/{trace_id}. "" shows
+	// the ids without a link.
+	TraceURL string
+}
+
+// CheckTraceURL refuses a TraceURL that is not an http(s) URL naming
+// {trace_id}.
+func CheckTraceURL(tmpl string) error {
+	if tmpl == "" {
+		return nil
+	}
+	if !strings.Contains(tmpl, "{trace_id}") {
+		return fmt.Errorf("trace URL %q: name the trace as {trace_id}", tmpl)
+	}
+	u, err := url.Parse(strings.NewReplacer("{trace_id}", "t", "{span_id}", "s").Replace(tmpl))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("trace URL %q: must be an http:// or https:// URL", tmpl)
+	}
+	return nil
+}
+
+// traceLink is Options.TraceURL for one message ("" without a template or
+// a trace id).
+func (v *Viewer) traceLink(traceID, spanID string) string {
+	if v.o.TraceURL == "" || traceID == "" {
+		return ""
+	}
+	return strings.NewReplacer("{trace_id}", url.PathEscape(traceID), "{span_id}", url.PathEscape(spanID)).Replace(v.o.TraceURL)
 }
 
 // Viewer is the http.Handler of /ui/.
@@ -89,6 +119,9 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 // New builds the viewer.
 func New(o Options) (*Viewer, error) {
+	if err := CheckTraceURL(o.TraceURL); err != nil {
+		return nil, err
+	}
 	if o.NewStore == nil || o.SignIn == nil {
 		return nil, errors.New("viewer: NewStore and SignIn are required")
 	}

@@ -173,6 +173,9 @@ func (o *serveOpts) check(e *env, cmd *cobra.Command) (servePlan, error) {
 	if err != nil {
 		return plan, usageErr("--trusted-proxy: %v", err)
 	}
+	if err := httpapi.CheckTraceURL(e.cfg.TraceURL); err != nil {
+		return plan, usageErr("%s: %v", settings.KeyTraceURL, err)
+	}
 	plan.allowed = httpapi.AllowedHosts(o.addr, o.hosts)
 	if plan.allowed == nil {
 		e.log.Warn("serving every Host name on an unspecified address: name the server's with --allowed-host to refuse DNS rebinding", "addr", o.addr)
@@ -221,7 +224,8 @@ func (o *serveOpts) run(e *env, p servePlan) error {
 	defer db.Close()
 	api, err := httpapi.New(httpapi.Options{Stores: stores,
 		APIKeys: p.keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
-		BodyTimeout: o.bodyTimeout, TrustedProxies: p.proxies, AllowedHosts: p.allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout})
+		BodyTimeout: o.bodyTimeout, TrustedProxies: p.proxies, AllowedHosts: p.allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout,
+		TraceURL: e.cfg.TraceURL})
 	if err != nil {
 		return err
 	}

@@ -258,7 +258,7 @@ audit file (--agent-name and --prompt name the call).`,
 	f.BoolVar(&o.noCompress, "no-compress", false, "return every message in full")
 	f.IntVar(&o.last, "last", 0, "only the last N messages (a tool result whose call falls before them is left out with it); 0 means all")
 	f.BoolVar(&o.printLast, "print-last", false, "print the session's last message on stderr (remstore: last message <id>), for store --expect-last")
-	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, pydantic_ai and openai_agents where stored (a plain load has the Python service's keys only)")
+	f.BoolVar(&o.extras, "extras", false, "add author, tool_calls, usage, model, reasoning, trace_id, span_id, pydantic_ai and openai_agents where stored (a plain load has the Python service's keys only)")
 	f.StringVar(&o.format, "format", "dicts", "dicts (history messages) or pydantic-ai")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "system prompt placed first (pydantic-ai format)")
 	f.StringVar(&o.agentName, "agent-name", "", "agent name recorded in the audit dump")

@@ -1,0 +1,70 @@
+package viewer_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/viewer"
+)
+
+// Issue 41: a message's trace is shown, and linked through the configured
+// template with its ids escaped; a template that is not an http(s) URL
+// naming {trace_id} is refused when the viewer is made.
+func TestTraceLinks(t *testing.T) {
+	for _, tc := range []struct{ tmpl, err string }{
+		{"", ""},
+		{"http://localhost:16686/trace/{trace_id}", ""},
+		{"https://tracing.example/t/{trace_id}?span={span_id}", ""},
+		{"https://tracing.example/t/", "{trace_id}"},
+		{"javascript:alert({trace_id})", "http"},
+		{"/relative/{trace_id}", "http"},
+	} {
+		if err := viewer.CheckTraceURL(tc.tmpl); (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("CheckTraceURL(%q) = %v, want an error naming %q", tc.tmpl, err, tc.err)
+		}
+	}
+	db := dbtest.NewSQLite(t)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := models.HistoryMessage{Role: "user", Content: "traced", Extra: []models.Field{
+		{Key: "trace_id", Value: []byte(`"ab/cd?x=<y>"`)}, {Key: "span_id", Value: []byte(`"s1"`)}}}
+	r, err := s.StoreMessages(context.Background(), "chat", []models.HistoryMessage{traced, {Role: "user", Content: "untraced"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ tmpl, want string }{
+		{"https://tracing.example/t/{trace_id}?span={span_id}", `href="https://tracing.example/t/ab%2Fcd%3Fx=%3Cy%3E?span=s1"`},
+		{"", `<span class="trace" title="trace ab/cd?x=&lt;y&gt;, span s1">trace</span>`},
+	} {
+		v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil }, SignIn: func(string, string) (string, error) { return "alice", nil },
+			KeyOptional: true, TraceURL: tc.tmpl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := signedInGet(t, v, "/ui/sessions/"+r.SessionID.String())
+		if !strings.Contains(page, tc.want) {
+			i := strings.Index(page, "traced")
+			t.Fatalf("template %q: the page lacks %s: %.800s", tc.tmpl, tc.want, page[max(i-600, 0):])
+		}
+		if strings.Count(page, `class="trace"`) != 1 {
+			t.Fatalf("template %q: %d trace marks, want 1 (the untraced message has none)", tc.tmpl, strings.Count(page, `class="trace"`))
+		}
+	}
+}
+
+// signedInGet signs in (no key needed) and returns the page at path.
+func signedInGet(t *testing.T, v *viewer.Viewer, path string) string {
+	t.Helper()
+	srv := httptest.NewServer(v)
+	defer srv.Close()
+	c, _ := (&fixture{srv: srv}).client(t, "", "alice")
+	return get(t, c, srv.URL+path, http.StatusOK)
+}
