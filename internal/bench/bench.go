@@ -291,6 +291,27 @@ func (e *Env) loadWorkloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 		}
 		out = append(out, w)
 	}
+	// The last 20 messages of the largest session by time (since=): an
+	// index range from there, whatever the session's length (issue 45).
+	if n := sz.Load[len(sz.Load)-1]; n > 20 {
+		key := fmt.Sprintf("load-%d", n)
+		h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true})
+		if err != nil {
+			return nil, err
+		}
+		since, err := models.ParseTimestamp(*h[len(h)-21].Timestamp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Workload{Name: fmt.Sprintf("load since: last 20 of %d", n), Rows: 20, Size: n, Repeat: 20,
+			Run: func(ctx context.Context) error {
+				h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Since: since})
+				if err == nil && len(h) != 20 {
+					err = fmt.Errorf("loaded %d of the last 20", len(h))
+				}
+				return err
+			}})
+	}
 	// load + convert 1k to pydantic-ai JSON bytes
 	conv := Workload{Name: "load+compress+convert 1000", Rows: 1000, Size: 1000,
 		Run: func(ctx context.Context) error {
