@@ -212,7 +212,7 @@ var (
 // Workloads prepares every workload on e (filling tables as needed).
 func (e *Env) Workloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 	var out []Workload
-	for _, part := range []func(context.Context, Sizes) ([]Workload, error){e.storeWorkloads, e.loadWorkloads, e.lookupWorkloads, e.importWorkloads} {
+	for _, part := range []func(context.Context, Sizes) ([]Workload, error){e.storeWorkloads, e.loadWorkloads, e.agentWorkloads, e.lookupWorkloads, e.importWorkloads} {
 		ws, err := part(ctx, sz)
 		if err != nil {
 			return nil, err

@@ -1,14 +1,18 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/bench"
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
 )
 
 // BenchmarkWorkloads runs every workload beside its floor on real
@@ -144,5 +148,30 @@ func TestWorkloadsSQLite(t *testing.T) {
 	if hs, err := env.HTTP(ctx, 2, 200*time.Millisecond); err != nil || len(hs) != 2 || hs[0].HTTPPerSec <= 0 || hs[0].BarePerSec <= 0 ||
 		hs[1].ResponseLength < 100_000 {
 		t.Fatalf("http %+v: %v", hs, err)
+	}
+}
+
+// The agent session is what its doc says: 4 rows a turn (user, a call,
+// its return, an answer of 1,000 to 3,000 characters), decoded as a
+// pydantic-ai store decodes it.
+func TestAgentSession(t *testing.T) {
+	in, err := convert.DecodePydanticAI(bytes.NewReader(bench.AgentSession(50)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Messages) != 200 {
+		t.Fatalf("%d rows, want 200", len(in.Messages))
+	}
+	for i, m := range in.Messages {
+		want := []models.Role{models.RoleUser, models.RoleAssistant, models.RoleTool, models.RoleAssistant}[i%4]
+		if m.Role != want {
+			t.Fatalf("row %d: role %s, want %s", i, m.Role, want)
+		}
+		if n := utf8.RuneCountInString(m.Content); i%4 == 3 && (n < 1000 || n > 3000) {
+			t.Fatalf("answer %d: %d characters", i, n)
+		}
+	}
+	if len(in.Messages[1].ToolCalls) != 1 || in.Messages[2].ToolCallID != in.Messages[1].ToolCalls[0].ID {
+		t.Fatalf("the call and its return do not pair: %+v / %+v", in.Messages[1].ToolCalls, in.Messages[2])
 	}
 }
