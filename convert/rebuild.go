@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/models"
@@ -170,14 +171,17 @@ func withoutKind(parts []map[string]json.RawMessage, kind string) []map[string]j
 }
 
 func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]json.RawMessage) error {
-	msg := make(map[string]any, len(env)+1)
-	for k, v := range env {
-		msg[k] = v
-	}
-	msg["parts"] = parts
-	b, err := marshal(msg)
-	if err != nil {
-		return err
+	b, ok := appendSourced(nil, env, parts)
+	if !ok { // a key that needs escaping: encoding/json writes it
+		msg := make(map[string]any, len(env)+1)
+		for k, v := range env {
+			msg[k] = v
+		}
+		msg["parts"] = parts
+		var err error
+		if b, err = marshal(msg); err != nil {
+			return err
+		}
 	}
 	// The fields beside Raw describe the message for readers of Message (the
 	// viewer); Raw is what is written.
@@ -189,4 +193,99 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 			Content: p["content"], Args: p["args"], Timestamp: str(p["timestamp"])})
 	}
 	return s.emit(m)
+}
+
+// appendSourced writes a rebuilt message as marshal writes the map of env
+// and "parts" (keys sorted, no HTML escaping) without encoding/json: every
+// value is compact JSON already (read from a compact source, or made by
+// rowContent and jsonString), and validating and compacting each again was
+// a quarter of a pydantic-ai load (issue 45). ok is false, and nothing
+// should be used, when a key has a byte that encoding would escape.
+func appendSourced(b []byte, env map[string]json.RawMessage, parts []map[string]json.RawMessage) ([]byte, bool) {
+	keys := make([]string, 0, len(env)+1)
+	for k := range env {
+		if k != "parts" {
+			keys = append(keys, k)
+		}
+	}
+	keys = append(keys, "parts")
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if !plainKey(k) {
+			return nil, false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		if k != "parts" {
+			b = appendRaw(b, env[k])
+			continue
+		}
+		if parts == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, p := range parts {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendRawObject(b, p); !ok {
+				return nil, false
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), true
+}
+
+// appendRawObject writes m with its keys sorted and its values as they are.
+func appendRawObject(b []byte, m map[string]json.RawMessage) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !plainKey(k) {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = appendRaw(b, m[k])
+	}
+	return append(b, '}'), true
+}
+
+// appendRaw is a value as encoding/json writes a json.RawMessage: null when
+// empty.
+func appendRaw(b []byte, v json.RawMessage) []byte {
+	if len(v) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, v...)
+}
+
+// plainKey says k needs no escaping in JSON: letters, digits, '_' and '-'.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

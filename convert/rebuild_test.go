@@ -1,0 +1,73 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// appendSourced writes exactly what encoding/json (marshal) writes for the
+// same message, for every message of the real agents' fixtures and of
+// hand-made ones with odd values; a key that needs escaping is left to
+// encoding/json.
+func TestAppendSourcedIsMarshal(t *testing.T) {
+	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
+	if len(files) < 4 {
+		t.Fatalf("only %d fixtures", len(files))
+	}
+	checked := 0
+	check := func(name string, env map[string]json.RawMessage, parts []map[string]json.RawMessage) {
+		t.Helper()
+		msg := map[string]any{"parts": parts}
+		for k, v := range env {
+			if k != "parts" {
+				msg[k] = v
+			}
+		}
+		want, err := marshal(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendSourced(nil, env, parts)
+		if !ok || !bytes.Equal(got, want) {
+			t.Fatalf("%s: appendSourced (ok %v)\n%s\nmarshal\n%s", name, ok, got, want)
+		}
+		checked++
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := DecodePydanticAI(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.Messages {
+			src, ok := sourceOf(&in.Messages[i])
+			if !ok {
+				continue
+			}
+			env := src.Message
+			if env == nil {
+				env = map[string]json.RawMessage{"kind": json.RawMessage(`"request"`)}
+			}
+			check(filepath.Base(f), env, fillContent(&in.Messages[i], src))
+		}
+	}
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	check("odd values", map[string]json.RawMessage{"kind": raw(`"response"`), "z": raw(`null`), "a": raw(`"<&>\u2028"`), "parts": raw(`"ignored"`)},
+		[]map[string]json.RawMessage{{"content": raw(`"x"`), "b": raw(`[1,{"c":2}]`)}, nil, {}})
+	check("no parts", map[string]json.RawMessage{"kind": raw(`"request"`)}, nil)
+	if checked < 20 {
+		t.Fatalf("only %d messages checked", checked)
+	}
+	if _, ok := appendSourced(nil, map[string]json.RawMessage{"k\"ey": raw(`1`)}, nil); ok {
+		t.Fatal("a key that needs escaping was written raw")
+	}
+	if _, ok := appendSourced(nil, map[string]json.RawMessage{}, []map[string]json.RawMessage{{"<b>": raw(`1`)}}); ok {
+		t.Fatal("a part key that needs escaping was written raw")
+	}
+}
