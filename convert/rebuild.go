@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
@@ -49,9 +50,7 @@ func (s *Stream) addSourced(m *models.HistoryMessage, src source) error {
 		if err := s.flushSourced(); err != nil {
 			return err
 		}
-		var kind string
-		_ = json.Unmarshal(src.Message["kind"], &kind)
-		if kind == "response" {
+		if rawString(src.Message["kind"]) == "response" {
 			return s.emitSourced(src.Message, parts)
 		}
 		s.req = &sourcedRequest{env: src.Message, parts: parts}
@@ -161,8 +160,7 @@ func (s *Stream) flushSourced() error {
 func withoutKind(parts []map[string]json.RawMessage, kind string) []map[string]json.RawMessage {
 	out := parts[:0:0]
 	for _, p := range parts {
-		var k string
-		if json.Unmarshal(p["part_kind"], &k) == nil && k == kind {
+		if rawString(p["part_kind"]) == kind {
 			continue
 		}
 		out = append(out, p)
@@ -186,7 +184,7 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 	// The fields beside Raw describe the message for readers of Message (the
 	// viewer); Raw is what is written.
 	m := Message{Raw: b}
-	str := func(v json.RawMessage) string { var s string; _ = json.Unmarshal(v, &s); return s }
+	str := rawString
 	m.Kind, m.ModelName, m.Timestamp = str(env["kind"]), str(env["model_name"]), str(env["timestamp"])
 	for _, p := range parts {
 		m.Parts = append(m.Parts, Part{PartKind: str(p["part_kind"]), ToolName: str(p["tool_name"]), ToolCallID: str(p["tool_call_id"]),
@@ -288,4 +286,20 @@ func plainKey(k string) bool {
 		}
 	}
 	return true
+}
+
+// rawString is the text of a JSON string value, "" for any other value, as
+// json.Unmarshal into a string gives it: one without escapes (valid UTF-8)
+// is sliced out, not decoded (decoding them was an eighth of a
+// pydantic-ai load).
+func rawString(v json.RawMessage) string {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
+		in := v[1 : n-1]
+		if bytes.IndexByte(in, '\\') < 0 && bytes.IndexByte(in, '"') < 0 && utf8.Valid(in) {
+			return string(in)
+		}
+	}
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
 }

@@ -71,3 +71,16 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 		t.Fatal("a part key that needs escaping was written raw")
 	}
 }
+
+// rawString gives what json.Unmarshal into a string gives, for every shape
+// of value.
+func TestRawStringIsUnmarshal(t *testing.T) {
+	for _, v := range []string{`"abc"`, `""`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\xfe\"", `"a\\b"`, `"\n"`, `123`, `null`, `true`,
+		`{"a":1}`, `["x"]`, `"`, `x"`, `"<&>"`, "\"\u2028\""} {
+		var want string
+		_ = json.Unmarshal([]byte(v), &want)
+		if got := rawString(json.RawMessage(v)); got != want {
+			t.Errorf("rawString(%q) = %q, json.Unmarshal gives %q", v, got, want)
+		}
+	}
+}
