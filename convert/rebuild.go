@@ -24,7 +24,7 @@ func sourceOf(m *models.HistoryMessage) (source, bool) {
 			continue
 		}
 		var src source
-		if json.Unmarshal(f.Value, &src) != nil || (src.Message == nil && len(src.Parts) == 0) {
+		if decodeSource(f.Value, &src) != nil || (src.Message == nil && len(src.Parts) == 0) {
 			return source{}, false
 		}
 		for _, i := range src.FromRow {

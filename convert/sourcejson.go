@@ -1,0 +1,218 @@
+package convert
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// Reading a stored source fast (issue 45, item 1). A source is a JSON
+// object of a few known keys whose values are objects of raw values;
+// json.Unmarshal into maps of json.RawMessage reflected over each and
+// copied every value, a third of a pydantic-ai load. decodeSource checks
+// the document once (json.Valid) and then only splits it, each value a
+// slice of the document; anything it does not read as json.Unmarshal
+// would (a key with an escape, a key matched only by case, a value of
+// another type) goes to json.Unmarshal. FuzzDecodeSource holds the two
+// equal.
+
+// decodeSource is json.Unmarshal(b, &src).
+func decodeSource(b []byte, src *source) error {
+	if !json.Valid(b) {
+		return json.Unmarshal(b, src) // its error
+	}
+	if fast(b, src) {
+		return nil
+	}
+	*src = source{}
+	return json.Unmarshal(b, src)
+}
+
+// fast splits a valid document into src; false when it cannot say what
+// json.Unmarshal would.
+func fast(b []byte, src *source) bool {
+	fields, ok := splitObject(b)
+	if !ok {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.key] { // json.Unmarshal would merge into the first's map
+			return false
+		}
+		seen[f.key] = true
+		switch f.key {
+		case "message":
+			if isNull(f.val) {
+				src.Message = nil
+				continue
+			}
+			m, ok := rawObject(f.val)
+			if !ok {
+				return false
+			}
+			src.Message = m
+		case "parts":
+			if isNull(f.val) {
+				src.Parts = nil
+				continue
+			}
+			items, ok := splitArray(f.val)
+			if !ok {
+				return false
+			}
+			parts := make([]map[string]json.RawMessage, len(items))
+			for i, it := range items {
+				if isNull(it) {
+					continue
+				}
+				if parts[i], ok = rawObject(it); !ok {
+					return false
+				}
+			}
+			src.Parts = parts
+		case "from_row":
+			src.FromRow = nil
+			if json.Unmarshal(f.val, &src.FromRow) != nil {
+				return false
+			}
+		case "lens":
+			src.Lens = nil
+			if json.Unmarshal(f.val, &src.Lens) != nil {
+				return false
+			}
+		default:
+			for _, k := range []string{"message", "parts", "from_row", "lens"} {
+				if strings.EqualFold(f.key, k) { // json.Unmarshal matches struct fields by case too
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+type rawField struct {
+	key string
+	val json.RawMessage
+}
+
+// rawObject is a valid object's fields as a map, the last of a repeated
+// key winning, as json.Unmarshal into a map makes it.
+func rawObject(b []byte) (map[string]json.RawMessage, bool) {
+	fields, ok := splitObject(b)
+	if !ok {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, len(fields))
+	for _, f := range fields {
+		m[f.key] = f.val
+	}
+	return m, true
+}
+
+// splitObject splits a valid JSON object into its fields; false for
+// another value or a key with an escape.
+func splitObject(b []byte) ([]rawField, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	var out []rawField
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return out, true
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return nil, false
+		}
+		end := i + 1
+		for end < len(b) && b[end] != '"' {
+			if b[end] == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		key := string(b[i+1 : end])
+		if !utf8.ValidString(key) { // json.Unmarshal would replace the bad bytes
+			return nil, false
+		}
+		i = skipSpace(b, end+1) // at ':'
+		i = skipSpace(b, i+1)
+		j := skipValue(b, i)
+		out = append(out, rawField{key, json.RawMessage(b[i:j])})
+		i = skipSpace(b, j)
+		if i < len(b) && b[i] == '}' {
+			return out, true
+		}
+		i = skipSpace(b, i+1) // past ','
+	}
+	return nil, false
+}
+
+// splitArray splits a valid JSON array into its elements; false for
+// another value.
+func splitArray(b []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, false
+	}
+	out := []json.RawMessage{}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return out, true
+	}
+	for i < len(b) {
+		j := skipValue(b, i)
+		out = append(out, json.RawMessage(b[i:j]))
+		i = skipSpace(b, j)
+		if i < len(b) && b[i] == ']' {
+			return out, true
+		}
+		i = skipSpace(b, i+1)
+	}
+	return nil, false
+}
+
+// skipValue is the index just past the valid JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 { // a number or a literal: up to a delimiter
+				for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+					i++
+				}
+				return i
+			}
+		}
+	}
+	return i
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isNull(v json.RawMessage) bool { return string(v) == "null" }

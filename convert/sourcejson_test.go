@@ -1,0 +1,76 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// decodeSource is json.Unmarshal into a source, fast path or not: the same
+// source, or an error both times.
+func FuzzDecodeSource(f *testing.F) {
+	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		in, err := DecodePydanticAI(bytes.NewReader(data))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, m := range in.Messages {
+			if v, ok := m.ExtraRaw(SourceKey); ok {
+				f.Add([]byte(v))
+			}
+		}
+	}
+	for _, s := range []string{`null`, `{}`, `[]`, `{"message":null,"parts":null}`, `{"MESSAGE":{"a":1}}`, `{"message":{"a":1},"message":{"b":2}}`,
+		`{"parts":[{"a":1},null,{"a":2,"a":3}],"from_row":[0],"lens":[1,2]}`, `{"parts":[5]}`, `{"message":"x"}`, `{"from_row":[1.5]}`,
+		"{\"message\":{\"k\xff\":1}}", `{"message":{"k\u0065y":1}}`, ` { "parts" : [ { "a" : [1, {"b": "c\"d"}] } ] , "x": 1e5 } `, `{"parts":[{"a":1}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want, got source
+		werr := json.Unmarshal(b, &want)
+		gerr := decodeSource(b, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: json.Unmarshal error %v, decodeSource %v", b, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q:\njson.Unmarshal %#v\ndecodeSource   %#v", b, want, got)
+		}
+	})
+}
+
+// Every source a pydantic-ai store writes takes the fast path (the fuzz
+// target above proves the path right; this, that it is the one taken).
+func TestStoredSourcesTakeTheFastPath(t *testing.T) {
+	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
+	n := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := DecodePydanticAI(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range in.Messages {
+			if v, ok := m.ExtraRaw(SourceKey); ok {
+				var src source
+				if !fast(v, &src) {
+					t.Fatalf("%s row %d: the source falls back to json.Unmarshal: %s", file, i, v)
+				}
+				n++
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d sources", n)
+	}
+}
