@@ -47,7 +47,9 @@ type msgView struct {
 	// The trace that stored it (trace_id, span_id), and where the user's
 	// tracing system shows it (Options.TraceURL; "" without one).
 	TraceID, SpanID, TraceLink string
-	JSON                       string // the message as the store returns it (Copy as JSON)
+	// Failure is the failed step it records (convert.Failure), or "".
+	Failure string
+	JSON    string // the message as the store returns it (Copy as JSON)
 	// Preview is the start of a long message that is not cut (a user or
 	// tool message, an answer shown whole): the page draws it folded, the
 	// whole text a click away (issue 41: one long paste flooded the page).
@@ -210,19 +212,26 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		window = page{From: max(0, from), To: max(0, from) + pageSize}
 		drawn  = window
 	)
+	// ?failed=1 draws the failed steps only (convert.Failure), paged
+	// among themselves; positions stay the history's.
+	failedOnly := r.URL.Query().Get("failed") == "1"
 	each := func(count bool) func(models.HistoryMessage) error {
-		i := 0
+		pos, i := 0, 0 // the message's position; its place among those drawn
 		return func(m models.HistoryMessage) error {
-			defer func() { i++ }()
+			defer func() { pos++ }()
 			if count { // the first pass; the second draws a page only
 				tot.add(m, all)
 			}
+			if failedOnly && convert.Failure(m) == "" {
+				return nil
+			}
+			defer func() { i++ }()
 			if i < drawn.From || i >= drawn.To {
 				return nil
 			}
 			in, out, author, model := usageOf(m)
 			replaces, isSummary := compactionOf(m)
-			mv := messageView(i, m, t, replaces, isSummary, in, out, author, model)
+			mv := messageView(pos, m, t, replaces, isSummary, in, out, author, model)
 			mv.TraceLink = v.traceLink(mv.TraceID, mv.SpanID)
 			msgs = append(msgs, mv)
 			return nil
@@ -231,15 +240,19 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	if err := q.store.LoadEach(r.Context(), key, lo, each(true)); err != nil {
 		return err
 	}
-	pg := pageOf(from, tot.count, base, view)
-	if pg.From != window.From && tot.count > 0 {
+	total, query := tot.count, ""
+	if failedOnly {
+		total, query = tot.failed, "&failed=1"
+	}
+	pg := pageOf(from, total, base, view+query)
+	if pg.From != window.From && total > 0 {
 		msgs, drawn = nil, page{From: pg.From, To: pg.To}
 		if err := q.store.LoadEach(r.Context(), key, lo, each(false)); err != nil {
 			return err
 		}
 	}
 	d := v.sessionData(q, info, key, all, tot, pg)
-	d["Messages"], d["View"] = msgs, "history"
+	d["Messages"], d["View"], d["FailedOnly"] = msgs, "history", failedOnly
 	v.render(w, http.StatusOK, "session", d)
 	return nil
 }
@@ -249,6 +262,7 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 // compaction summary stands for.
 type pageTotals struct {
 	count, stored, sent, replaced int
+	failed                        int // messages convert.Failure marks
 	usage                         usageTotals
 }
 
@@ -264,6 +278,9 @@ func (p *pageTotals) add(m models.HistoryMessage, all bool) {
 		length = m.OriginalLength
 	}
 	p.count, p.stored, p.sent = p.count+1, p.stored+length, p.sent+n
+	if convert.Failure(m) != "" {
+		p.failed++
+	}
 }
 
 // sessionData is what both views of a session page show around their
@@ -274,6 +291,7 @@ func (v *Viewer) sessionData(q *request, info sessionstore.SessionInfo, key stri
 	d["All"], d["Replaced"], d["Usage"] = all, tot.replaced, tot.usage
 	d["Info"], d["Key"], d["T"], d["TwoT"], d["Count"] = info, key, t, 2*t, tot.count
 	d["Stored"], d["SentChars"], d["SizeBar"], d["Page"] = tot.stored, tot.sent, sizeBar(tot.stored, tot.sent), pg
+	d["Failed"] = tot.failed
 	return d
 }
 
@@ -308,6 +326,7 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 			mv.Calls = toolCalls(f.Value)
 		}
 	}
+	mv.Failure = convert.Failure(m)
 	mv.TraceID, _ = m.ExtraString("trace_id")
 	mv.SpanID, _ = m.ExtraString("span_id")
 	if b, err := json.Marshal(m); err == nil {
@@ -384,8 +403,12 @@ func pageOf(from, total int, base, view string) page {
 	pg := page{From: from, To: min(from+pageSize, total), Total: total}
 	link := func(at int) string {
 		u := base + "?from=" + strconv.Itoa(at)
-		if view == "pydantic" {
+		v, query, _ := strings.Cut(view, "&")
+		if v == "pydantic" {
 			u += "&view=pydantic"
+		}
+		if query != "" { // a filter the links keep (?failed=1)
+			u += "&" + query
 		}
 		return u
 	}

@@ -68,3 +68,39 @@ func signedInGet(t *testing.T, v *viewer.Viewer, path string) string {
 	c, _ := (&fixture{srv: srv}).client(t, "", "alice")
 	return get(t, c, srv.URL+path, http.StatusOK)
 }
+
+// Issue 41: failed steps are marked in the session, counted, and a filter
+// draws them alone, at their positions in the history.
+func TestFailedStepsMarkedAndFiltered(t *testing.T) {
+	db := dbtest.NewSQLite(t)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []models.HistoryMessage{
+		{Role: "user", Content: "weather in Atlantis?"},
+		{Role: "assistant", Content: "", ToolCalls: []models.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Atlantis"}`}}},
+		{Role: "tool", Content: `{"status": "error", "message": "no such city"}`, ToolCallID: "c1", ToolName: "weather"},
+		{Role: "assistant", Content: "", ToolCalls: []models.ToolCall{{ID: "c2", Name: "weather", Arguments: `{"city":"Lisbon"}`}}},
+		{Role: "tool", Content: `{"status": "success", "celsius": 21}`, ToolCallID: "c2", ToolName: "weather"},
+		{Role: "assistant", Content: "Atlantis is not a city; Lisbon is 21 degrees."},
+	}
+	r, err := s.StoreMessages(context.Background(), "steps", msgs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := signedInGet(t, v, "/ui/sessions/"+r.SessionID.String())
+	if !strings.Contains(page, `class="msg r-tool failed" id="m2"`) || strings.Count(page, ` failed"`) != 1 ||
+		!strings.Contains(page, `<b class="failure">tool error</b>`) || !strings.Contains(page, "1 failed step") {
+		t.Fatalf("the failed tool return is not marked once: %.3000s", page[max(strings.Index(page, "<main"), 0):])
+	}
+	only := signedInGet(t, v, "/ui/sessions/"+r.SessionID.String()+"?failed=1")
+	if n := strings.Count(only, `<li class="msg `); n != 1 || !strings.Contains(only, `id="m2"`) || !strings.Contains(only, "The failed steps only") {
+		t.Fatalf("the filter drew %d messages: %.3000s", n, only[max(strings.Index(only, "<main"), 0):])
+	}
+}
