@@ -932,6 +932,7 @@ type callMsg struct {
 	ToolName, ToolCallID, ToolArgs string
 	Row                            int    // the row's index in the session (all rows), -1 if not found
 	RowLink                        string // deep link to the row on the session page
+	Failure                        string // the failed step it records (convert.Failure on its role and text), or ""
 }
 
 // callPage shows one recorded agent call in full: what it was asked, every
@@ -953,7 +954,8 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 	var usage usageTotals
 	msgs := make([]callMsg, len(iv.history))
 	for i, m := range iv.history {
-		cm := callMsg{N: i, Role: m.Role, Time: m.Time, Length: m.Length, Compressed: m.Compressed, Content: m.Content, Row: -1}
+		cm := callMsg{N: i, Role: m.Role, Time: m.Time, Length: m.Length, Compressed: m.Compressed, Content: m.Content, Row: -1,
+			Failure: convert.Failure(models.HistoryMessage{Role: models.Role(m.Role), Content: m.Content})}
 		if k, ok := m.raw["_entity_key"].(string); ok && m.Compressed {
 			cm.Key = k
 			cm.Head, cm.Marker, cm.Tail = splitCut(m.Content, k)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -98,6 +99,22 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 	if !strings.Contains(page, `class="msg r-tool failed" id="m2"`) || strings.Count(page, ` failed"`) != 1 ||
 		!strings.Contains(page, `<b class="failure">tool error</b>`) || !strings.Contains(page, "1 failed step") {
 		t.Fatalf("the failed tool return is not marked once: %.3000s", page[max(strings.Index(page, "<main"), 0):])
+	}
+	// The call page marks it too: an audited call that saw the session.
+	dir := t.TempDir()
+	h, err := s.Load(context.Background(), "steps", sessionstore.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit.RecordIn(context.Background(), dir, "steps", "agent", "next", h, len(h))
+	va, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := signedInGet(t, va, "/ui/sessions/steps/audit/0")
+	if !strings.Contains(call, `class="msg r-tool failed" id="c2"`) || strings.Count(call, `<b class="failure">`) != 1 {
+		t.Fatalf("the call page does not mark the failed tool return once: %.3000s", call[max(strings.Index(call, "<main"), 0):])
 	}
 	only := signedInGet(t, v, "/ui/sessions/"+r.SessionID.String()+"?failed=1")
 	if n := strings.Count(only, `<li class="msg `); n != 1 || !strings.Contains(only, `id="m2"`) || !strings.Contains(only, "The failed steps only") {
