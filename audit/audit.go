@@ -31,6 +31,11 @@ type Invocation struct {
 	Prompt                string
 	RawSessionHistory     []models.HistoryMessage
 	PydanticMessagesCount int
+	// SystemPrompt is the system prompt remstore put first in the
+	// pydantic-ai history it sent (the load's system prompt), written as
+	// system_prompt beside SPEC §6's keys when set: what the model
+	// received, whoever added it (issue 41).
+	SystemPrompt string
 }
 
 // RecordIn appends an invocation to the session's file in dir, logging
@@ -38,7 +43,12 @@ type Invocation struct {
 // another process's lock. The caller checks the switch
 // (settings.Config.AuditEnabled); this package reads no environment.
 func RecordIn(ctx context.Context, dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
-	inv := Invocation{Timestamp: time.Now(), AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount}
+	record(ctx, dir, sessionID, Invocation{AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount})
+}
+
+// record appends inv, stamped now, logging errors (RecordIn).
+func record(ctx context.Context, dir, sessionID string, inv Invocation) {
+	inv.Timestamp = time.Now()
 	if err := Append(ctx, dir, sessionID, inv); err != nil {
 		slog.Warn("remstore: audit dump failed", "session", sessionID, "err", err)
 	}
@@ -265,6 +275,9 @@ func invocationNode(inv Invocation) (*yaml.Node, error) {
 	setMapValue(m, "prompt", strNode(inv.Prompt))
 	setMapValue(m, "raw_history_count", intNode(len(inv.RawSessionHistory)))
 	setMapValue(m, "pydantic_messages_count", intNode(inv.PydanticMessagesCount))
+	if inv.SystemPrompt != "" {
+		setMapValue(m, "system_prompt", strNode(inv.SystemPrompt))
+	}
 	hist := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, msg := range inv.RawSessionHistory {
 		j, err := msg.MarshalJSON()
@@ -504,7 +517,8 @@ func WritePydanticAI(ctx context.Context, w io.Writer, co convert.Options, call 
 		return err
 	}
 	if call != nil {
-		RecordIn(ctx, call.Dir, call.SessionID, call.AgentName, call.Prompt, hist, len(msgs))
+		record(ctx, call.Dir, call.SessionID, Invocation{AgentName: call.AgentName, Prompt: call.Prompt,
+			RawSessionHistory: hist, PydanticMessagesCount: len(msgs), SystemPrompt: co.SystemPrompt})
 	}
 	if begin != nil {
 		begin()

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
 
@@ -220,4 +222,29 @@ func TestHelperAppender(t *testing.T) {
 	}
 	wg.Wait()
 	fmt.Printf("set aside: %d\n", setAsides.Load())
+}
+
+// Issue 41: an audited pydantic-ai load records the system prompt it put
+// first in what the model got, beside SPEC §6's keys.
+func TestWritePydanticAIRecordsTheSystemPrompt(t *testing.T) {
+	dir := t.TempDir()
+	hist := []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}
+	var out bytes.Buffer
+	err := WritePydanticAI(context.Background(), &out, convert.Options{SystemPrompt: "You are a weather bot."},
+		&Call{Dir: dir, SessionID: "s1", AgentName: "weather", Prompt: "next"},
+		nil, func() ([]models.HistoryMessage, error) { return hist, nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"content":"You are a weather bot."`) {
+		t.Fatalf("the history sent lacks the system prompt: %s", out.String())
+	}
+	f, err := Read(dir, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Invocations) != 1 || f.Invocations[0]["system_prompt"] != "You are a weather bot." ||
+		f.Invocations[0]["pydantic_messages_count"] != 3 || f.Invocations[0]["raw_history_count"] != 2 {
+		t.Fatalf("invocation %v", f.Invocations)
+	}
 }

@@ -563,6 +563,7 @@ type invView struct {
 	Time     string
 	Agent    string
 	Prompt   string
+	System   string // the system prompt remstore sent first (system_prompt), "" when the dump has none
 	Raw      int
 	Pydantic int
 	File     string
@@ -704,7 +705,7 @@ func invOf(inv map[string]any, file string) invView {
 		}
 		return 0
 	}
-	iv := invView{Time: str("timestamp"), Agent: str("agent_name"), Prompt: str("prompt"), Raw: num("raw_history_count"),
+	iv := invView{Time: str("timestamp"), Agent: str("agent_name"), Prompt: str("prompt"), System: str("system_prompt"), Raw: num("raw_history_count"),
 		Pydantic: num("pydantic_messages_count"), File: file}
 	if ts, ok := inv["timestamp"].(fmt.Stringer); ok && iv.Time == "" {
 		iv.Time = ts.String()

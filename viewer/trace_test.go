@@ -2,12 +2,14 @@ package viewer_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -119,5 +121,35 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 	only := signedInGet(t, v, "/ui/sessions/"+r.SessionID.String()+"?failed=1")
 	if n := strings.Count(only, `<li class="msg `); n != 1 || !strings.Contains(only, `id="m2"`) || !strings.Contains(only, "The failed steps only") {
 		t.Fatalf("the filter drew %d messages: %.3000s", n, only[max(strings.Index(only, "<main"), 0):])
+	}
+}
+
+// Issue 41: the call page shows the system prompt remstore sent first, when
+// the dump recorded it (a pydantic-ai load with a system prompt).
+func TestCallPageShowsTheSystemPrompt(t *testing.T) {
+	db := dbtest.NewSQLite(t)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StoreMessages(context.Background(), "chat", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	load := func() ([]models.HistoryMessage, error) {
+		return s.Load(context.Background(), "chat", sessionstore.LoadOptions{})
+	}
+	if err := audit.WritePydanticAI(context.Background(), io.Discard, convert.Options{SystemPrompt: "You are <b>terse</b>."},
+		&audit.Call{Dir: dir, SessionID: "chat", AgentName: "a", Prompt: "next"}, nil, load, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := signedInGet(t, v, "/ui/sessions/chat/audit/0")
+	if !strings.Contains(call, `id="systemprompt"><pre class="body prompt">You are &lt;b&gt;terse&lt;/b&gt;.</pre>`) || strings.Contains(call, "not in the audit dump") {
+		t.Fatalf("the call page does not show the system prompt sent: %.2000s", call[max(strings.Index(call, "callinfo"), 0):])
 	}
 }
