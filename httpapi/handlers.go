@@ -387,13 +387,25 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error 
 // GET /v1/search?q=&in=content|tool|key|agent&limit=
 func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
-	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return badInput("limit", "must be an integer")
+	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session")}
+	for _, p := range []struct {
+		name string
+		to   *int
+	}{{"limit", &o.Limit}, {"offset", &o.Offset}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return badInput(p.name, "must be an integer")
+			}
+			*p.to = n
 		}
-		o.Limit = n
+	}
+	var err error
+	if o.After, err = timeParam(r, "after"); err != nil {
+		return err
+	}
+	if o.Before, err = timeParam(r, "before"); err != nil {
+		return err
 	}
 	// A budget of its own: one search per user at once, a few in all, each
 	// bounded in time, so a tenant's search flood leaves the others' stores
@@ -405,16 +417,16 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 		writeError(w, http.StatusTooManyRequests, "too_many_searches", err.Error(), "")
 		return nil
 	}
-	hits, err := st.Search(ctx, o)
+	res, err := st.SearchPage(ctx, o)
 	end()
 	s.timed("search", start)
 	if err != nil {
 		return err
 	}
-	if hits == nil {
-		hits = []sessionstore.SearchHit{}
+	if res.Hits == nil {
+		res.Hits = []sessionstore.SearchHit{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"hits": hits})
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 

@@ -136,10 +136,15 @@ func TestSearchRoute(t *testing.T) {
 	}{
 		{"/v1/search?q=LISBON", "alice", 200, `"session_name":"trip","role":"user"`},
 		{"/v1/search?q=weather&in=tool", "alice", 200, `"tool_name":"get_weather"`},
-		{"/v1/search?q=lisbon", "bob", 200, `{"hits":[]}`},
+		{"/v1/search?q=lisbon", "bob", 200, `{"hits":[],"more":false}`},
 		{"/v1/search?q=x&in=all", "alice", 400, `"field":"in"`},
 		{"/v1/search?q=", "alice", 400, `"field":"q"`},
 		{"/v1/search?q=x&limit=many", "alice", 400, `"field":"limit"`},
+		{"/v1/search?q=LISBON&role=user&session=trip&after=2000-01-01T00:00:00Z", "alice", 200, `"session_name":"trip","role":"user"`},
+		{"/v1/search?q=LISBON&role=tool", "alice", 200, `{"hits":[],"more":false}`},
+		{"/v1/search?q=x&offset=many", "alice", 400, `"field":"offset"`},
+		{"/v1/search?q=x&role=robot", "alice", 400, `"field":"role"`},
+		{"/v1/search?q=x&after=yesterday", "alice", 400, `"field":"after"`},
 	} {
 		code, body, _ := do(t, s, call{method: "GET", path: c.path, user: c.user})
 		if code != c.code || !strings.Contains(body, c.want) {

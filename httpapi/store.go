@@ -27,7 +27,7 @@ type Store interface {
 	Fork(ctx context.Context, sessionKey string, o sessionstore.ForkOptions) (sessionstore.SessionInfo, error)
 	PopMessage(ctx context.Context, sessionKey string) (models.HistoryMessage, bool, error)
 	ClearMessages(ctx context.Context, sessionKey string) (int, error)
-	Search(ctx context.Context, o sessionstore.SearchOptions) ([]sessionstore.SearchHit, error)
+	SearchPage(ctx context.Context, o sessionstore.SearchOptions) (sessionstore.SearchResult, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)

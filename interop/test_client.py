@@ -310,6 +310,12 @@ def test_search(serve):
         assert by_key[0]["index"] == 1 and by_key[0]["key"] == keys[1]
         with pytest.raises(remstore.BadRequest, match="in"):
             c.search("x", in_="everything")
+        # Narrowed and paged (issue 41): the role, the session, a window.
+        assert [h["role"] for h in c.search("lisbon", role="user", session=sid, after="2000-01-01T00:00:00Z")] == ["user"]
+        assert c.search("lisbon", role="tool") == [] and c.search("lisbon", session=unique("other")) == []
+        assert c.search("lisbon", offset=1) == []
+        with pytest.raises(remstore.BadRequest, match="role"):
+            c.search("x", role="robot")
     with srv.client(bob) as c:
         assert c.search("lisbon") == []
 

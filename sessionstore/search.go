@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -52,6 +53,24 @@ type SearchOptions struct {
 	Query string
 	In    string // SearchContent (default), SearchTool, SearchKey or SearchAgent
 	Limit int    // 0 = DefaultSearchLimit; at most MaxSearchLimit
+	// Narrowing a content or tool search (issue 41): only messages of
+	// this role, of this session (a key or UUID), stored at or after After
+	// and before Before; Offset skips that many hits of the newest first
+	// (SearchResult.More says whether a next page exists).
+	Role          string
+	Session       string
+	After, Before time.Time
+	Offset        int
+}
+
+// MaxSearchOffset bounds SearchOptions.Offset: paging deeper reads and
+// drops as many rows each time.
+const MaxSearchOffset = 10_000
+
+// SearchResult is one page of hits and whether more follow.
+type SearchResult struct {
+	Hits []SearchHit `json:"hits"`
+	More bool        `json:"more"` // a page at Offset+Limit has hits
 }
 
 // SearchHit is one message found (or, for SearchAgent, one session).
@@ -103,7 +122,31 @@ func (o *SearchOptions) check() error {
 	if o.Limit < 1 || o.Limit > MaxSearchLimit {
 		return fieldErr(-1, "limit", "must be from 1 to %d", MaxSearchLimit)
 	}
+	if o.Offset < 0 || o.Offset > MaxSearchOffset {
+		return fieldErr(-1, "offset", "must be from 0 to %d", MaxSearchOffset)
+	}
+	narrowed := o.Role != "" || o.Session != "" || !o.After.IsZero() || !o.Before.IsZero() || o.Offset > 0
+	if narrowed && o.In != SearchContent && o.In != SearchTool {
+		return fieldErr(-1, "in", "role, session, after, before and offset narrow a content or tool search, not %q", o.In)
+	}
+	if o.Role != "" {
+		if err := models.CheckRole(-1, models.Role(o.Role)); err != nil {
+			return fieldErr(-1, "role", "%q is not a role (%s)", truncate(o.Role, 40), strings.Join(roleNames(), ", "))
+		}
+	}
+	if !o.After.IsZero() && !o.Before.IsZero() && !o.Before.After(o.After) {
+		return fieldErr(-1, "before", "must be after after")
+	}
 	return nil
+}
+
+// roleNames are the roles a store accepts, for messages.
+func roleNames() []string {
+	var out []string
+	for _, r := range models.Roles() {
+		out = append(out, string(r))
+	}
+	return out
 }
 
 // likePattern is a case-insensitive substring pattern for LIKE ... ESCAPE '\'.
@@ -112,18 +155,19 @@ func likePattern(q string) string {
 	return "%" + r.Replace(strings.ToLower(q)) + "%"
 }
 
-// searchQueries are the statements per dialect (true: PostgreSQL). Each
-// takes the match, the tenant and the limit, and returns session id, name,
+// searchQueries are the statements per dialect (true: PostgreSQL), before
+// searchFilters and searchTail. Each takes the match, then the filters',
+// the tenant, the limit and the offset, and returns session id, name,
 // agent, role, time, the first 4,000 characters, key and tool name; they
 // differ only in how JSON is read and which index matches the words.
 var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)` + searchTail,
-		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'` + searchTail,
+		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)`,
+		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'`,
 	},
 	false: {
-		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)` + searchTail,
-		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'` + searchTail,
+		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)`,
+		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'`,
 	},
 }
 
@@ -154,22 +198,30 @@ func searchSelect(pg bool) string {
 		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 }
 
-const searchTail = ` AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`
+const searchTail = ` AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`
 
 // searchAgentQuery finds sessions by agent name; the same on both dialects.
 const searchAgentQuery = `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
 	ORDER BY updated_at DESC, id DESC LIMIT ?`
 
-// Search runs o for the store's tenant.
+// Search runs o for the store's tenant: SearchPage's hits.
 func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error) {
+	r, err := s.SearchPage(ctx, o)
+	return r.Hits, err
+}
+
+// SearchPage runs o for the store's tenant: the hits of one page, newest
+// first, and whether another follows.
+func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, error) {
 	if err := s.on(); err != nil {
-		return nil, err
+		return SearchResult{}, err
 	}
 	if err := o.check(); err != nil {
-		return nil, err
+		return SearchResult{}, err
 	}
 	if o.In == SearchKey {
-		return s.searchKey(ctx, o.Query)
+		hits, err := s.searchKey(ctx, o.Query)
+		return SearchResult{Hits: hits}, err
 	}
 	q := searchQueries[s.sql.Postgres]
 	var text string
@@ -196,14 +248,21 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 	case SearchTool:
 		text, match = q.tool, likePattern(o.Query)
 	case SearchAgent:
-		return s.searchAgent(ctx, o)
+		hits, err := s.searchAgent(ctx, o)
+		return SearchResult{Hits: hits}, err
 	}
-	rows, err := s.db.QueryContext(ctx, text, match, s.userID, o.Limit)
+	filters, args, err := s.searchFilters(ctx, o)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	text += filters + searchTail
+	args = append(append([]any{match}, args...), s.userID, o.Limit+1, o.Offset)
+	rows, err := s.db.QueryContext(ctx, text, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table: remstore_messages_fts") {
-			return nil, fmt.Errorf("%w (content search needs migration 9)", repository.ErrNotMigrated)
+			return SearchResult{}, fmt.Errorf("%w (content search needs migration 9)", repository.ErrNotMigrated)
 		}
-		return nil, fmt.Errorf("search: %w", err)
+		return SearchResult{}, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
 	var hits []SearchHit
@@ -216,7 +275,7 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 		var content string
 		var id uuid.UUID
 		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool, &id); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+			return SearchResult{}, fmt.Errorf("search: %w", err)
 		}
 		h.SessionID, _ = uuid.Parse(sid)
 		h.SessionName, h.AgentName, h.Key, h.ToolName = deref(name), deref(agent), deref(key), deref(tool)
@@ -226,9 +285,58 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) ([]SearchHit, error
 		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return SearchResult{}, fmt.Errorf("search: %w", err)
 	}
-	return hits, s.positions(ctx, hits, ids)
+	r := SearchResult{Hits: hits}
+	if len(hits) > o.Limit { // the one asked past the page: a next page exists
+		r.Hits, r.More, ids = hits[:o.Limit], true, ids[:o.Limit]
+	}
+	return r, s.positions(ctx, r.Hits, ids)
+}
+
+// searchFilters are the clauses and arguments of o's narrowing, in the
+// order the statement takes them. A session is named by key or UUID as
+// everywhere; one the tenant does not have finds nothing.
+func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []any, error) {
+	var b strings.Builder
+	var args []any
+	if o.Role != "" {
+		b.WriteString(` AND m.role = ?`)
+		args = append(args, o.Role)
+	}
+	if o.Session != "" {
+		sid, err := s.SessionUUID(o.Session)
+		if err != nil {
+			return "", nil, err
+		}
+		if isName(o.Session) { // the tenant's session of that name may live at its private id (names.go)
+			if alt, ok, err := s.privateSession(ctx, o.Session, false); err != nil {
+				return "", nil, err
+			} else if ok {
+				sid = alt
+			}
+		}
+		b.WriteString(` AND m.session_id = ?`)
+		args = append(args, sid.String())
+	}
+	// created_at as each database compares it: a timestamp on PostgreSQL,
+	// the text bun stores on SQLite (UTC, trailing zeros dropped, which
+	// sorts as the instants do).
+	at := func(t time.Time) any {
+		if s.sql.Postgres {
+			return t
+		}
+		return t.UTC().Format("2006-01-02 15:04:05.999999-07:00")
+	}
+	if !o.After.IsZero() {
+		b.WriteString(` AND m.created_at >= ?`)
+		args = append(args, at(o.After))
+	}
+	if !o.Before.IsZero() {
+		b.WriteString(` AND m.created_at < ?`)
+		args = append(args, at(o.Before))
+	}
+	return b.String(), args, nil
 }
 
 // positions sets each hit's Index (positionsQuery).

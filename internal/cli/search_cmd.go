@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 func newSearchCmd(e *env) *cobra.Command {
 	var o sessionstore.SearchOptions
 	var create, drop bool
+	var after, before string
 	cmd := &cobra.Command{
 		Use:   "search [QUERY] [--in content|tool|key|agent]",
 		Short: "Search the user's sessions by words, tool name, agent or REM LOOKUP key",
@@ -68,12 +70,29 @@ Without it a search reads the whole table. SQLite always has its index.`,
 				return err
 			}
 			defer db.Close()
-			hits, err := s.Search(e.ctx, o)
+			for _, tf := range []struct {
+				flag, v string
+				to      *time.Time
+			}{{"--after", after, &o.After}, {"--before", before, &o.Before}} {
+				if tf.v == "" {
+					continue
+				}
+				t, err := time.Parse(time.RFC3339Nano, tf.v)
+				if err != nil {
+					return usageErr("%s: %q is not an RFC 3339 time (like 2025-05-01T09:00:00Z)", tf.flag, tf.v)
+				}
+				*tf.to = t
+			}
+			res, err := s.SearchPage(e.ctx, o)
 			if err != nil {
 				if fe, ok := models.AsFieldError(err); ok && fe.Field == "q" {
 					return usageErr("QUERY: %s", fe.Reason)
 				}
 				return err
+			}
+			hits := res.Hits
+			if res.More { // said beside the hits, which stay a list
+				fmt.Fprintf(e.stderr, "remstore: more hits follow: --offset %d\n", o.Offset+o.Limit)
 			}
 			if e.jsonOut {
 				if hits == nil {
@@ -107,6 +126,11 @@ Without it a search reads the whole table. SQLite always has its index.`,
 	f := cmd.Flags()
 	f.StringVar(&o.In, "in", sessionstore.SearchContent, "what to search: content, tool, key or agent")
 	f.IntVar(&o.Limit, "limit", sessionstore.DefaultSearchLimit, fmt.Sprintf("results at most (up to %d)", sessionstore.MaxSearchLimit))
+	f.IntVar(&o.Offset, "offset", 0, "results to skip, newest first (content and tool searches): the next page")
+	f.StringVar(&o.Role, "role", "", "only messages of this role (content and tool searches)")
+	f.StringVar(&o.Session, "session-id", "", "only messages of this session, by key or UUID (content and tool searches)")
+	f.StringVar(&after, "after", "", "only messages stored at or after this RFC 3339 time")
+	f.StringVar(&before, "before", "", "only messages stored before this RFC 3339 time")
 	f.BoolVar(&create, "create-index", false, "PostgreSQL: build content search's index (without blocking writes)")
 	f.BoolVar(&drop, "drop-index", false, "PostgreSQL: drop content search's index")
 	return cmd

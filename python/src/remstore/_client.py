@@ -112,11 +112,14 @@ class Client:
         """REM LOOKUP: the full text behind a key (bare, or 'REM LOOKUP <key>')."""
         return self._send(c.lookup(key))
 
-    def search(self, q: str, *, in_: str = "content", limit: int | None = None) -> list[SearchHit]:
+    def search(self, q: str, *, in_: str = "content", limit: int | None = None, role: str | None = None,
+               session: str | None = None, after: datetime | str | None = None,
+               before: datetime | str | None = None, offset: int | None = None) -> list[SearchHit]:
         """The user's messages by the words of their content (every word or its start, any case),
         by part of a tool or agent name (in_="tool", "agent"), or a REM LOOKUP key (in_="key");
-        newest first."""
-        return self._send(c.search(q, in_, limit))
+        newest first. A content or tool search narrows to a role, a session, a time window
+        (after inclusive, before exclusive) and pages with offset."""
+        return self._send(c.search(q, in_, limit, role, session, after, before, offset))
 
     def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                       owner: str | None = None, created_after: datetime | str | None = None,
@@ -234,8 +237,10 @@ class AsyncClient:
     async def lookup(self, key: str) -> str:
         return await self._send(c.lookup(key))
 
-    async def search(self, q: str, *, in_: str = "content", limit: int | None = None) -> list[SearchHit]:
-        return await self._send(c.search(q, in_, limit))
+    async def search(self, q: str, *, in_: str = "content", limit: int | None = None, role: str | None = None,
+                     session: str | None = None, after: datetime | str | None = None,
+                     before: datetime | str | None = None, offset: int | None = None) -> list[SearchHit]:
+        return await self._send(c.search(q, in_, limit, role, session, after, before, offset))
 
     async def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                             owner: str | None = None, created_after: datetime | str | None = None,

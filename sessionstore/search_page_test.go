@@ -1,0 +1,93 @@
+package sessionstore_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// Issue 41: a search narrows by role, session and time and pages, saying
+// whether another page follows, on every database. Nine messages one
+// second apart in two sessions; the expected hits are counted by hand.
+func TestSearchNarrowsAndPages(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			clock := base
+			s, err := sessionstore.New(d.New(t), sessionstore.Options{UserID: "alice", Now: func() time.Time { return clock }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// rome-0 .. rome-8: even ones user messages in "a", odd ones
+			// answers in "b"; message i stored at base + i s.
+			for i := range 9 {
+				clock = base.Add(time.Duration(i) * time.Second)
+				role, sess := models.RoleUser, "a"
+				if i%2 == 1 {
+					role, sess = models.RoleAssistant, "b"
+				}
+				if _, err := s.StoreMessages(ctx, sess, []models.HistoryMessage{{Role: role, Content: fmt.Sprintf("rome note %d", i)}}, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			page := func(o sessionstore.SearchOptions) (string, bool) {
+				t.Helper()
+				o.Query = "rome"
+				r, err := s.SearchPage(ctx, o)
+				if err != nil {
+					t.Fatalf("%+v: %v", o, err)
+				}
+				got := ""
+				for _, h := range r.Hits {
+					got += h.Snippet[len("rome note "):] // newest first
+				}
+				return got, r.More
+			}
+			for _, tc := range []struct {
+				name string
+				o    sessionstore.SearchOptions
+				want string
+				more bool
+			}{
+				{"all", sessionstore.SearchOptions{}, "876543210", false},
+				{"a page of 4", sessionstore.SearchOptions{Limit: 4}, "8765", true},
+				{"the second", sessionstore.SearchOptions{Limit: 4, Offset: 4}, "4321", true},
+				{"the last", sessionstore.SearchOptions{Limit: 4, Offset: 8}, "0", false},
+				{"exactly the rest", sessionstore.SearchOptions{Limit: 3, Offset: 6}, "210", false},
+				{"past the end", sessionstore.SearchOptions{Offset: 20}, "", false},
+				{"answers", sessionstore.SearchOptions{Role: "assistant"}, "7531", false},
+				{"session a by name", sessionstore.SearchOptions{Session: "a"}, "86420", false},
+				{"from 3 s", sessionstore.SearchOptions{After: base.Add(3 * time.Second)}, "876543", false},
+				{"before 3 s", sessionstore.SearchOptions{Before: base.Add(3 * time.Second)}, "210", false},
+				{"a window, answers, paged", sessionstore.SearchOptions{After: base.Add(2 * time.Second), Before: base.Add(8 * time.Second), Role: "assistant", Limit: 2},
+					"75", true},
+				{"a session she lacks", sessionstore.SearchOptions{Session: "nope"}, "", false},
+			} {
+				if got, more := page(tc.o); got != tc.want || more != tc.more {
+					t.Errorf("%s: hits %q more %v, want %q %v", tc.name, got, more, tc.want, tc.more)
+				}
+			}
+			for _, bad := range []struct {
+				o     sessionstore.SearchOptions
+				field string
+			}{
+				{sessionstore.SearchOptions{Query: "rome", Role: "robot"}, "role"},
+				{sessionstore.SearchOptions{Query: "rome", Offset: -1}, "offset"},
+				{sessionstore.SearchOptions{Query: "rome", Offset: sessionstore.MaxSearchOffset + 1}, "offset"},
+				{sessionstore.SearchOptions{Query: "rome", After: base, Before: base}, "before"},
+				{sessionstore.SearchOptions{Query: "planner", In: sessionstore.SearchAgent, Role: "user"}, "in"},
+			} {
+				_, err := s.SearchPage(ctx, bad.o)
+				if fe, ok := models.AsFieldError(err); !ok || fe.Field != bad.field {
+					t.Errorf("%+v: %v, want an error naming %s", bad.o, err, bad.field)
+				}
+			}
+		})
+	}
+}
