@@ -387,7 +387,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error 
 // GET /v1/search?q=&in=content|tool|key|agent&limit=
 func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
-	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session")}
+	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session"), Agent: q.Get("agent")}
 	for _, p := range []struct {
 		name string
 		to   *int

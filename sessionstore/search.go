@@ -54,11 +54,13 @@ type SearchOptions struct {
 	In    string // SearchContent (default), SearchTool, SearchKey or SearchAgent
 	Limit int    // 0 = DefaultSearchLimit; at most MaxSearchLimit
 	// Narrowing a content or tool search (issue 41): only messages of
-	// this role, of this session (a key or UUID), stored at or after After
-	// and before Before; Offset skips that many hits of the newest first
+	// this role, of this session (a key or UUID), of sessions whose agent
+	// name holds Agent (any case), stored at or after After and before
+	// Before; Offset skips that many hits of the newest first
 	// (SearchResult.More says whether a next page exists).
 	Role          string
 	Session       string
+	Agent         string
 	After, Before time.Time
 	Offset        int
 }
@@ -125,14 +127,17 @@ func (o *SearchOptions) check() error {
 	if o.Offset < 0 || o.Offset > MaxSearchOffset {
 		return fieldErr(-1, "offset", "must be from 0 to %d", MaxSearchOffset)
 	}
-	narrowed := o.Role != "" || o.Session != "" || !o.After.IsZero() || !o.Before.IsZero() || o.Offset > 0
+	narrowed := o.Role != "" || o.Session != "" || o.Agent != "" || !o.After.IsZero() || !o.Before.IsZero() || o.Offset > 0
 	if narrowed && o.In != SearchContent && o.In != SearchTool {
-		return fieldErr(-1, "in", "role, session, after, before and offset narrow a content or tool search, not %q", o.In)
+		return fieldErr(-1, "in", "role, session, agent, after, before and offset narrow a content or tool search, not %q", o.In)
 	}
 	if o.Role != "" {
 		if err := models.CheckRole(-1, models.Role(o.Role)); err != nil {
 			return fieldErr(-1, "role", "%q is not a role (%s)", truncate(o.Role, 40), strings.Join(roleNames(), ", "))
 		}
+	}
+	if err := CheckText(-1, "agent", o.Agent, MaxSearchQuery); err != nil {
+		return err
 	}
 	if !o.After.IsZero() && !o.Before.IsZero() && !o.Before.After(o.After) {
 		return fieldErr(-1, "before", "must be after after")
@@ -162,14 +167,26 @@ func likePattern(q string) string {
 // differ only in how JSON is read and which index matches the words.
 var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: searchSelect(true) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)`,
-		tool:    searchSelect(true) + ` AND m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'`,
+		content: searchSelect(true, `m.metadata->>'tool_name'`) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)`,
+		tool: searchSelect(true, `COALESCE(m.metadata->>'tool_name', (SELECT c->>'name' FROM `+pgCalls+` c WHERE lower(c->>'name') LIKE ? ESCAPE '\' LIMIT 1))`) +
+			` AND (m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
+			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + pgCalls + ` c WHERE lower(c->>'name') LIKE ? ESCAPE '\'))`,
 	},
 	false: {
-		content: searchSelect(false) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)`,
-		tool:    searchSelect(false) + ` AND m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'`,
+		content: searchSelect(false, `json_extract(m.metadata, '$.tool_name')`) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)`,
+		tool: searchSelect(false, `COALESCE(json_extract(m.metadata, '$.tool_name'), (SELECT json_extract(c.value, '$.name') FROM `+liteCalls+` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\' LIMIT 1))`) +
+			` AND (m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
+			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + liteCalls + ` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\'))`,
 	},
 }
+
+// The calls an answer stored (the tool_calls column's items), as rows: a
+// tool search finds an answer by the tools it called (issue 41). Another
+// writer's column that is not {"items": [...]} has none.
+const (
+	pgCalls   = `jsonb_array_elements(CASE WHEN jsonb_typeof(m.tool_calls->'items') = 'array' THEN m.tool_calls->'items' ELSE '[]'::jsonb END)`
+	liteCalls = `json_each(CASE WHEN json_type(m.tool_calls, '$.items') = 'array' THEN json_extract(m.tool_calls, '$.items') ELSE '[]' END)`
+)
 
 // positionsQuery counts, for each hit, the tenant's live messages before
 // it in its session: its position, what lookup --index takes and an
@@ -185,15 +202,15 @@ const positionsQuery = `SELECT h.id AS id, count(p.id) AS n FROM messages h
 
 // searchSelect is the rows and joins of a message search, live rows of live
 // sessions.
-func searchSelect(pg bool) string {
+func searchSelect(pg bool, tool string) string {
 	if pg {
 		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
-			m.metadata->>'entity_key', m.metadata->>'tool_name', m.id
+			m.metadata->>'entity_key', ` + tool + `, m.id
 			FROM messages m JOIN sessions s ON s.id = m.session_id
 			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 	}
 	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
-		json_extract(m.metadata, '$.entity_key'), json_extract(m.metadata, '$.tool_name'), m.id
+		json_extract(m.metadata, '$.entity_key'), ` + tool + `, m.id
 		FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 }
@@ -256,7 +273,11 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		return SearchResult{}, err
 	}
 	text += filters + searchTail
-	args = append(append([]any{match}, args...), s.userID, o.Limit+1, o.Offset)
+	lead := []any{match}
+	if o.In == SearchTool { // the select's call name, a tool row's name, an answer's calls
+		lead = []any{match, match, match}
+	}
+	args = append(append(lead, args...), s.userID, o.Limit+1, o.Offset)
 	rows, err := s.db.QueryContext(ctx, text, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table: remstore_messages_fts") {
@@ -318,6 +339,10 @@ func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []a
 		}
 		b.WriteString(` AND m.session_id = ?`)
 		args = append(args, sid.String())
+	}
+	if o.Agent != "" {
+		b.WriteString(` AND lower(s.agent_name) LIKE ? ESCAPE '\'`)
+		args = append(args, likePattern(o.Agent))
 	}
 	// created_at as each database compares it: a timestamp on PostgreSQL,
 	// the text bun stores on SQLite (UTC, trailing zeros dropped, which

@@ -36,6 +36,9 @@ func TestSearchNarrowsAndPages(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if _, err := s.UpdateSession(ctx, "b", sessionstore.SessionUpdate{AgentName: models.Ptr("Trip-Planner")}); err != nil {
+				t.Fatal(err)
+			}
 			page := func(o sessionstore.SearchOptions) (string, bool) {
 				t.Helper()
 				o.Query = "rome"
@@ -68,6 +71,8 @@ func TestSearchNarrowsAndPages(t *testing.T) {
 				{"a window, answers, paged", sessionstore.SearchOptions{After: base.Add(2 * time.Second), Before: base.Add(8 * time.Second), Role: "assistant", Limit: 2},
 					"75", true},
 				{"a session she lacks", sessionstore.SearchOptions{Session: "nope"}, "", false},
+				{"by agent, any case", sessionstore.SearchOptions{Agent: "PLANN"}, "7531", false},
+				{"an agent no session has", sessionstore.SearchOptions{Agent: "nobody"}, "", false},
 			} {
 				if got, more := page(tc.o); got != tc.want || more != tc.more {
 					t.Errorf("%s: hits %q more %v, want %q %v", tc.name, got, more, tc.want, tc.more)
@@ -90,4 +95,31 @@ func TestSearchNarrowsAndPages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 41: a tool search finds the answers that called the tool (their
+// tool_calls), beside the tool's results, naming the tool on each hit.
+func TestToolSearchFindsTheCalls(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
+		s := mk("A")
+		store(t, s, "calls", msg("user", "weather?"),
+			models.HistoryMessage{Role: "assistant", Content: "", ToolCalls: []models.ToolCall{{ID: "c1", Name: "get_Weather", Arguments: `{"city":"Oslo"}`}, {ID: "c2", Name: "clock", Arguments: `{}`}}},
+			models.HistoryMessage{Role: "tool", Content: `{"celsius": 3}`, ToolCallID: "c1", ToolName: "get_Weather"},
+			models.HistoryMessage{Role: "assistant", Content: "weather is a word here, not a call"})
+		hits, err := s.Search(ctx, sessionstore.SearchOptions{Query: "WEATHER", In: sessionstore.SearchTool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, h := range hits {
+			got += h.Role + ":" + h.ToolName + " "
+		}
+		if got != "tool:get_Weather assistant:get_Weather " {
+			t.Fatalf("tool search: %q, want the return and the answer that called it", got)
+		}
+		if hits, err := s.Search(ctx, sessionstore.SearchOptions{Query: "clock", In: sessionstore.SearchTool, Role: "assistant"}); err != nil || len(hits) != 1 || hits[0].ToolName != "clock" {
+			t.Fatalf("an answer by its second call: %+v %v", hits, err)
+		}
+	})
 }

@@ -100,27 +100,7 @@ Without it a search reads the whole table. SQLite always has its index.`,
 				}
 				return writeJSON(e, hits)
 			}
-			if len(hits) == 0 {
-				fmt.Fprintf(e.stderr, "remstore: note: nothing found for user %q\n", e.cfg.UserID)
-				return nil
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tTEXT")
-			for _, h := range hits {
-				name := h.SessionName
-				if name == "" {
-					name = h.SessionID.String()
-				}
-				text := strings.Join(strings.Fields(h.Snippet), " ")
-				if h.ToolName != "" {
-					text = h.ToolName + ": " + text
-				}
-				if h.Role == "" {
-					text = "agent " + h.AgentName
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, h.Role, h.Timestamp, text)
-			}
-			return tw.Flush()
+			return printHits(e, hits)
 		},
 	}
 	f := cmd.Flags()
@@ -129,9 +109,35 @@ Without it a search reads the whole table. SQLite always has its index.`,
 	f.IntVar(&o.Offset, "offset", 0, "results to skip, newest first (content and tool searches): the next page")
 	f.StringVar(&o.Role, "role", "", "only messages of this role (content and tool searches)")
 	f.StringVar(&o.Session, "session-id", "", "only messages of this session, by key or UUID (content and tool searches)")
+	f.StringVar(&o.Agent, "agent", "", "only messages of sessions whose agent name holds this, any case (content and tool searches)")
 	f.StringVar(&after, "after", "", "only messages stored at or after this RFC 3339 time")
 	f.StringVar(&before, "before", "", "only messages stored before this RFC 3339 time")
 	f.BoolVar(&create, "create-index", false, "PostgreSQL: build content search's index (without blocking writes)")
 	f.BoolVar(&drop, "drop-index", false, "PostgreSQL: drop content search's index")
 	return cmd
+}
+
+// printHits writes search hits as a table, or says nothing was found.
+func printHits(e *env, hits []sessionstore.SearchHit) error {
+	if len(hits) == 0 {
+		fmt.Fprintf(e.stderr, "remstore: note: nothing found for user %q\n", e.cfg.UserID)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tTEXT")
+	for _, h := range hits {
+		name := h.SessionName
+		if name == "" {
+			name = h.SessionID.String()
+		}
+		text := strings.Join(strings.Fields(h.Snippet), " ")
+		if h.ToolName != "" {
+			text = h.ToolName + ": " + text
+		}
+		if h.Role == "" {
+			text = "agent " + h.AgentName
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, h.Role, h.Timestamp, text)
+	}
+	return tw.Flush()
 }
