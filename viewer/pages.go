@@ -1008,8 +1008,9 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	qs := r.URL.Query()
 	d := v.base(q, "Search")
-	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in")}
-	d["Q"], d["In"], d["Kinds"] = o.Query, o.In, sessionstore.SearchKinds()
+	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in"), Role: qs.Get("role")}
+	o.Offset, _ = strconv.Atoi(qs.Get("offset"))
+	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, []string{"user", "assistant", "tool", "system"}
 	if strings.TrimSpace(o.Query) == "" {
 		v.render(w, http.StatusOK, "search", d)
 		return nil
@@ -1023,7 +1024,8 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 			return nil
 		}
 	}
-	hits, err := q.store.Search(ctx, o)
+	res, err := q.store.SearchPage(ctx, o)
+	hits := res.Hits
 	end()
 	if err != nil {
 		if c := sessionstore.Classify(err); c.Kind == sessionstore.BadInput {
@@ -1049,6 +1051,26 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		views[i] = hitView{h, link}
 	}
 	d["Hits"], d["Searched"] = views, true
+	// Pages of the same search (issue 41: it stopped at 50, saying "50
+	// results"): where this one starts, and the links either side.
+	limit := o.Limit
+	if limit == 0 {
+		limit = sessionstore.DefaultSearchLimit
+	}
+	at := func(offset int) string {
+		u := url.Values{"q": {o.Query}, "in": {qs.Get("in")}, "offset": {strconv.Itoa(offset)}}
+		if o.Role != "" {
+			u.Set("role", o.Role)
+		}
+		return "/ui/search?" + u.Encode()
+	}
+	d["From"], d["To"] = o.Offset+1, o.Offset+len(hits)
+	if o.Offset > 0 {
+		d["Newer"] = at(max(0, o.Offset-limit))
+	}
+	if res.More {
+		d["Older"] = at(o.Offset + limit)
+	}
 	v.render(w, http.StatusOK, "search", d)
 	return nil
 }

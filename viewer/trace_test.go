@@ -153,3 +153,41 @@ func TestCallPageShowsTheSystemPrompt(t *testing.T) {
 		t.Fatalf("the call page does not show the system prompt sent: %.2000s", call[max(strings.Index(call, "callinfo"), 0):])
 	}
 }
+
+// Issue 41: the search page pages (a search stopped at 50, saying "50
+// results") and narrows by role.
+func TestSearchPagePages(t *testing.T) {
+	db := dbtest.NewSQLite(t)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []models.HistoryMessage
+	for i := range 60 {
+		role := models.RoleUser
+		if i%3 == 0 {
+			role = models.RoleAssistant
+		}
+		msgs = append(msgs, models.HistoryMessage{Role: role, Content: "paris note"})
+	}
+	if _, err := s.StoreMessages(context.Background(), "many", msgs, ""); err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := signedInGet(t, v, "/ui/search?q=paris")
+	if !strings.Contains(first, "results 1–50, more follow") || !strings.Contains(first, `id="olderhits"`) || strings.Count(first, `class="hit"`) != 50 {
+		t.Fatalf("first page: %.1500s", first[max(strings.Index(first, "hitcount"), 0):])
+	}
+	second := signedInGet(t, v, "/ui/search?q=paris&in=content&offset=50")
+	if !strings.Contains(second, "results 51–60") || strings.Contains(second, "more follow") || !strings.Contains(second, `id="newerhits"`) || strings.Count(second, `class="hit"`) != 10 {
+		t.Fatalf("second page: %.1500s", second[max(strings.Index(second, "hitcount"), 0):])
+	}
+	answers := signedInGet(t, v, "/ui/search?q=paris&role=assistant")
+	if !strings.Contains(answers, "20 results") || strings.Count(answers, `class="hit"`) != 20 {
+		t.Fatalf("by role: %.800s", answers[max(strings.Index(answers, "hitcount"), 0):])
+	}
+}

@@ -43,7 +43,7 @@ type Store interface {
 	SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]sessionstore.Stats, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
-	Search(ctx context.Context, o sessionstore.SearchOptions) ([]sessionstore.SearchHit, error)
+	SearchPage(ctx context.Context, o sessionstore.SearchOptions) (sessionstore.SearchResult, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
