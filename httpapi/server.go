@@ -464,6 +464,10 @@ var traceContext = propagation.TraceContext{}
 // endRequestSpan names the request's span by its route (known only after
 // the mux matched it) and ends it with the user and the status.
 func endRequestSpan(span trace.Span, method string, info *reqInfo, code int) {
+	if !span.IsRecording() { // tracing off: nothing to name or set
+		span.End()
+		return
+	}
 	if code == 0 {
 		code = http.StatusOK
 	}

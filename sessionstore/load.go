@@ -268,7 +268,9 @@ func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, 
 	ctx, span := s.span(ctx, "remstore.load", sessionKey)
 	n := 0
 	defer func() {
-		span.SetAttributes(attrMessages.Int(n))
+		if span.IsRecording() {
+			span.SetAttributes(attrMessages.Int(n))
+		}
 		endSpan(span, err)
 	}()
 	return s.loadEachCounted(ctx, sessionKey, o, func(m models.HistoryMessage) error { n++; return fn(m) })

@@ -34,7 +34,10 @@ const (
 // assistant message (role assistant or empty): otherwise ErrNotFound, saying
 // why (removed, not an answer, no message under the key).
 func (s *Store) Lookup(ctx context.Context, key string) (_ string, err error) {
-	ctx, span := s.span(ctx, "remstore.lookup", "", attribute.String("remstore.key", truncate(key, 300)))
+	ctx, span := s.span(ctx, "remstore.lookup", "")
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("remstore.key", truncate(key, 300)))
+	}
 	defer func() { endSpan(span, err) }()
 	k, err := ParseLookupKey(key)
 	if err != nil {

@@ -38,23 +38,32 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	return tp.Tracer(instrumentation)
 }
 
-// span starts a call's span.
+// span starts a call's span. Its attributes are set only on a span that
+// records: with tracing off (the default) a store, load or lookup builds
+// none of them.
 func (s *Store) span(ctx context.Context, name, sessionKey string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	attrs = append(attrs, attrUser.String(s.userID))
-	if sessionKey != "" {
-		attrs = append(attrs, attrSession.String(sessionKey))
+	ctx, span := s.tracer.Start(ctx, name)
+	if span.IsRecording() {
+		span.SetAttributes(attrs...)
+		span.SetAttributes(attrUser.String(s.userID))
+		if sessionKey != "" {
+			span.SetAttributes(attrSession.String(sessionKey))
+		}
 	}
-	return s.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
+	return ctx, span
 }
 
 // dbSpan starts the span of one round trip to the database.
 func (s *Store) dbSpan(ctx context.Context, op string) (context.Context, trace.Span) {
-	system := "sqlite"
-	if s.sql.Postgres {
-		system = "postgresql"
+	ctx, span := s.tracer.Start(ctx, "remstore.db "+op, trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
+		system := "sqlite"
+		if s.sql.Postgres {
+			system = "postgresql"
+		}
+		span.SetAttributes(attribute.String("db.system.name", system), attribute.String("db.operation.name", op))
 	}
-	return s.tracer.Start(ctx, "remstore.db "+op, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.system.name", system), attribute.String("db.operation.name", op)))
+	return ctx, span
 }
 
 // endSpan ends span, marking it failed with err.

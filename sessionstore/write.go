@@ -94,7 +94,9 @@ func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []mod
 func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (res StoreResult, err error) {
 	ctx, span := s.span(ctx, "remstore.store", sessionKey, attrMessages.Int(len(msgs)))
 	defer func() {
-		span.SetAttributes(attrSID.String(res.SessionID.String()), attrStored.Int(len(res.Keys)-res.Existing))
+		if span.IsRecording() {
+			span.SetAttributes(attrSID.String(res.SessionID.String()), attrStored.Int(len(res.Keys)-res.Existing))
+		}
 		endSpan(span, err)
 	}()
 	return s.storeWith(ctx, sessionKey, msgs, o, span.SpanContext())
