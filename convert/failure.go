@@ -26,7 +26,8 @@ func Failure(m models.HistoryMessage) string {
 	if m.Role.IsTool() && toolFailed(m.Content) {
 		return FailureToolError
 	}
-	if src, ok := sourceOf(&m); ok {
+	if mayFail(m) {
+		src, _ := sourceOf(&m)
 		for _, p := range src.Parts {
 			if k := rawString(p["part_kind"]); k == "retry-prompt" || k == "retry-feedback" {
 				return FailureRetry
@@ -42,10 +43,19 @@ func Failure(m models.HistoryMessage) string {
 	return ""
 }
 
+// mayFail says whether m's source can name a retry or a content filter: a
+// page of a session asks this of every message, and decoding every source
+// to find none was most of that. A source with an escape is decoded anyway.
+func mayFail(m models.HistoryMessage) bool {
+	v, ok := m.ExtraRaw(SourceKey)
+	return ok && (bytes.Contains(v, []byte("retry-")) || bytes.Contains(v, []byte("content_filter")) || bytes.IndexByte(v, '\\') >= 0)
+}
+
 // toolFailed reads a tool result's text as a JSON object saying it failed.
+// Only a text that names status or error (or escapes a key) is decoded.
 func toolFailed(content string) bool {
 	c := strings.TrimSpace(content)
-	if !strings.HasPrefix(c, "{") || !strings.Contains(strings.ToLower(c), "error") {
+	if !strings.HasPrefix(c, "{") || !strings.Contains(c, "status") && !strings.Contains(c, "error") && !strings.Contains(c, "\\") {
 		return false
 	}
 	var obj map[string]json.RawMessage

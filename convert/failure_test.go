@@ -21,6 +21,8 @@ func TestFailure(t *testing.T) {
 	}{
 		{"status error", tool(`{"status": "error", "message": "city not found"}`), FailureToolError},
 		{"status ERROR", tool(`{"status":"ERROR"}`), FailureToolError},
+		{"an escaped key", tool(`{"st\u0061tus": "error"}`), FailureToolError},
+		{"an escaped value", tool(`{"status": "\u0065rror"}`), FailureToolError},
 		{"is_error", tool(`{"is_error": true, "content": "boom"}`), FailureToolError},
 		{"error text", tool(`{"error": "timeout"}`), FailureToolError},
 		{"error null", tool(`{"error": null, "result": 1}`), ""},

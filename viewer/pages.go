@@ -47,7 +47,8 @@ type msgView struct {
 	// The trace that stored it (trace_id, span_id), and where the user's
 	// tracing system shows it (Options.TraceURL; "" without one).
 	TraceID, SpanID, TraceLink string
-	// Failure is the failed step it records (convert.Failure), or "".
+	// Failure is the failed step it records (convert.Failure, set by the
+	// page, which needs it for its totals too), or "".
 	Failure string
 	JSON    string // the message as the store returns it (Copy as JSON)
 	// Preview is the start of a long message that is not cut (a user or
@@ -219,10 +220,11 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		pos, i := 0, 0 // the message's position; its place among those drawn
 		return func(m models.HistoryMessage) error {
 			defer func() { pos++ }()
-			if count { // the first pass; the second draws a page only
-				tot.add(m, all)
+			failure := convert.Failure(m) // once: the totals, the filter and the mark
+			if count {                    // the first pass; the second draws a page only
+				tot.add(m, all, failure)
 			}
-			if failedOnly && convert.Failure(m) == "" {
+			if failedOnly && failure == "" {
 				return nil
 			}
 			defer func() { i++ }()
@@ -232,7 +234,7 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 			in, out, author, model := usageOf(m)
 			replaces, isSummary := compactionOf(m)
 			mv := messageView(pos, m, t, replaces, isSummary, in, out, author, model)
-			mv.TraceLink = v.traceLink(mv.TraceID, mv.SpanID)
+			mv.TraceLink, mv.Failure = v.traceLink(mv.TraceID, mv.SpanID), failure
 			msgs = append(msgs, mv)
 			return nil
 		}
@@ -266,7 +268,8 @@ type pageTotals struct {
 	usage                         usageTotals
 }
 
-func (p *pageTotals) add(m models.HistoryMessage, all bool) {
+// add counts m; failure is convert.Failure(m), which the caller has.
+func (p *pageTotals) add(m models.HistoryMessage, all bool, failure string) {
 	in, out, _, model := usageOf(m)
 	p.usage.add(in, out, model)
 	if replaces, isSummary := compactionOf(m); isSummary && !all {
@@ -278,7 +281,7 @@ func (p *pageTotals) add(m models.HistoryMessage, all bool) {
 		length = m.OriginalLength
 	}
 	p.count, p.stored, p.sent = p.count+1, p.stored+length, p.sent+n
-	if convert.Failure(m) != "" {
+	if failure != "" {
 		p.failed++
 	}
 }
@@ -326,7 +329,6 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 			mv.Calls = toolCalls(f.Value)
 		}
 	}
-	mv.Failure = convert.Failure(m)
 	mv.TraceID, _ = m.ExtraString("trace_id")
 	mv.SpanID, _ = m.ExtraString("span_id")
 	if b, err := json.Marshal(m); err == nil {
@@ -361,7 +363,7 @@ func (v *Viewer) pydanticPage(w http.ResponseWriter, r *http.Request, q *request
 		})
 		err := q.store.LoadEach(r.Context(), key, lo, func(m models.HistoryMessage) error {
 			if count {
-				tot.add(m, lo.IgnoreCompaction)
+				tot.add(m, lo.IgnoreCompaction, convert.Failure(m))
 			}
 			return st.Add(m)
 		})
