@@ -12,7 +12,7 @@ import (
 // Every row DecodePydanticAI makes of what real pydantic-ai agents wrote
 // agrees with its source, also after a load's JSON round trip.
 func TestSourcesOfDecodedRowsAgree(t *testing.T) {
-	for name, in := range pydanticFixtures(t) {
+	for name, in := range convert.PydanticFixtures(t) {
 		for i, m := range decodedThroughJSON(t, in) {
 			if r := convert.CheckSource(m); r != "" {
 				t.Errorf("%s row %d (%s): %s", name, i, m.Role, r)

@@ -3,8 +3,6 @@ package convert_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,24 +11,6 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
-
-// pydanticFixtures are message lists written by real pydantic-ai agents
-// (interop/gen_pydantic_fixtures.py, 1.42 and 2.x): the oracle.
-func pydanticFixtures(t testing.TB) map[string][]byte {
-	paths, err := filepath.Glob("../fixtures/pydantic-ai/*.json")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures/pydantic-ai/*.json: %v", err)
-	}
-	out := map[string][]byte{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(p)] = b
-	}
-	return out
-}
 
 func generic(t testing.TB, b []byte) any {
 	t.Helper()
@@ -47,7 +27,7 @@ func generic(t testing.TB, b []byte) any {
 // and converted back, is what pydantic-ai wrote, part for part and field for
 // field (compared as JSON values).
 func TestIngestRoundTrip(t *testing.T) {
-	for name, in := range pydanticFixtures(t) {
+	for name, in := range convert.PydanticFixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			hist := decodedThroughJSON(t, in)
 			out := convert.Marshal(convert.Convert(hist, convert.Options{}))
@@ -61,7 +41,7 @@ func TestIngestRoundTrip(t *testing.T) {
 // TestIngestRows checks the rows the peer sees, worked out by hand from
 // fixtures/pydantic-ai/2-tools.json.
 func TestIngestRows(t *testing.T) {
-	in, err := convert.DecodePydanticAI(bytes.NewReader(pydanticFixtures(t)["2-tools.json"]))
+	in, err := convert.DecodePydanticAI(bytes.NewReader(convert.PydanticFixtures(t)["2-tools.json"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +85,7 @@ func extra(m models.HistoryMessage, key string) (string, bool) {
 // TestIngestCutAnswer: a long answer cut on load comes back as one text part
 // holding the cut (with its REM LOOKUP hint); everything else is unchanged.
 func TestIngestCutAnswer(t *testing.T) {
-	in, err := convert.DecodePydanticAI(bytes.NewReader(pydanticFixtures(t)["2-tools.json"]))
+	in, err := convert.DecodePydanticAI(bytes.NewReader(convert.PydanticFixtures(t)["2-tools.json"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +180,7 @@ func TestIngestLocate(t *testing.T) {
 // that, ingested again, gives the same rows (the rebuild is faithful to what
 // the ingest kept).
 func FuzzDecodePydanticAI(f *testing.F) {
-	for _, b := range pydanticFixtures(f) {
+	for _, b := range convert.PydanticFixtures(f) {
 		f.Add(b)
 	}
 	f.Add([]byte(`[{"kind":"response","parts":[{"part_kind":"text","content":"a"},{"part_kind":"text","content":"b"}]}]`))

@@ -3,8 +3,6 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -13,10 +11,6 @@ import (
 // hand-made ones with odd values; a key that needs escaping is left to
 // encoding/json.
 func TestAppendSourcedIsMarshal(t *testing.T) {
-	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
-	if len(files) < 4 {
-		t.Fatalf("only %d fixtures", len(files))
-	}
 	checked := 0
 	check := func(name string, env map[string]json.RawMessage, parts []map[string]json.RawMessage) {
 		t.Helper()
@@ -36,17 +30,9 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 		}
 		checked++
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := DecodePydanticAI(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range in.Messages {
-			src, ok := sourceOf(&in.Messages[i])
+	for name, rows := range fixtureRows(t) {
+		for i := range rows {
+			src, ok := sourceOf(&rows[i])
 			if !ok {
 				continue
 			}
@@ -54,7 +40,7 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 			if env == nil {
 				env = map[string]json.RawMessage{"kind": json.RawMessage(`"request"`)}
 			}
-			check(filepath.Base(f), env, fillContent(&in.Messages[i], src))
+			check(name, env, fillContent(&rows[i], src))
 		}
 	}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }

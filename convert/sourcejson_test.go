@@ -1,10 +1,7 @@
 package convert
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -12,17 +9,8 @@ import (
 // decodeSource is json.Unmarshal into a source, fast path or not: the same
 // source, or an error both times.
 func FuzzDecodeSource(f *testing.F) {
-	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		in, err := DecodePydanticAI(bytes.NewReader(data))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, m := range in.Messages {
+	for _, rows := range fixtureRows(f) {
+		for _, m := range rows {
 			if v, ok := m.ExtraRaw(SourceKey); ok {
 				f.Add([]byte(v))
 			}
@@ -49,22 +37,13 @@ func FuzzDecodeSource(f *testing.F) {
 // Every source a pydantic-ai store writes takes the fast path (the fuzz
 // target above proves the path right; this, that it is the one taken).
 func TestStoredSourcesTakeTheFastPath(t *testing.T) {
-	files, _ := filepath.Glob("../fixtures/pydantic-ai/*.json")
 	n := 0
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := DecodePydanticAI(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range in.Messages {
+	for name, rows := range fixtureRows(t) {
+		for i, m := range rows {
 			if v, ok := m.ExtraRaw(SourceKey); ok {
 				var src source
 				if !fast(v, &src) {
-					t.Fatalf("%s row %d: the source falls back to json.Unmarshal: %s", file, i, v)
+					t.Fatalf("%s row %d: the source falls back to json.Unmarshal: %s", name, i, v)
 				}
 				n++
 			}

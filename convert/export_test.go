@@ -1,0 +1,4 @@
+package convert
+
+// PydanticFixtures is pydanticFixtures for the external tests.
+var PydanticFixtures = pydanticFixtures
