@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -269,6 +270,9 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		return SearchResult{Hits: hits}, err
 	}
 	filters, args, err := s.searchFilters(ctx, o)
+	if errors.Is(err, ErrNotFound) { // a session the tenant does not have holds no hit
+		return SearchResult{}, nil
+	}
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -316,8 +320,9 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 }
 
 // searchFilters are the clauses and arguments of o's narrowing, in the
-// order the statement takes them. A session is named by key or UUID as
-// everywhere; one the tenant does not have finds nothing.
+// order the statement takes them. A session is named by key or UUID and
+// resolved as everywhere (sessionOf); one the tenant does not have is
+// ErrNotFound.
 func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []any, error) {
 	var b strings.Builder
 	var args []any
@@ -326,16 +331,9 @@ func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []a
 		args = append(args, o.Role)
 	}
 	if o.Session != "" {
-		sid, err := s.SessionUUID(o.Session)
+		sid, _, err := s.sessionOf(ctx, o.Session) // ErrNotFound: the tenant has none by that key
 		if err != nil {
 			return "", nil, err
-		}
-		if isName(o.Session) { // the tenant's session of that name may live at its private id (names.go)
-			if alt, ok, err := s.privateSession(ctx, o.Session, false); err != nil {
-				return "", nil, err
-			} else if ok {
-				sid = alt
-			}
 		}
 		b.WriteString(` AND m.session_id = ?`)
 		args = append(args, sid.String())
