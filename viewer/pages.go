@@ -1012,7 +1012,7 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	d := v.base(q, "Search")
 	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in"), Role: qs.Get("role")}
 	o.Offset, _ = strconv.Atoi(qs.Get("offset"))
-	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, []string{"user", "assistant", "tool", "system"}
+	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, canonicalRoles()
 	if strings.TrimSpace(o.Query) == "" {
 		v.render(w, http.StatusOK, "search", d)
 		return nil
@@ -1075,4 +1075,16 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	}
 	v.render(w, http.StatusOK, "search", d)
 	return nil
+}
+
+// canonicalRoles are the roles a search offers: models.Roles without the
+// spellings that normalize to another (function, model).
+func canonicalRoles() []string {
+	var out []string
+	for _, r := range models.Roles() {
+		if r.Normalize() == r {
+			out = append(out, string(r))
+		}
+	}
+	return out
 }
