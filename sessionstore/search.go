@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/internal/words"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 )
@@ -20,11 +20,11 @@ import (
 // Search finds the tenant's live messages (or sessions) across all its
 // sessions: by the words of their content (every word of the query, each a
 // word or the start of one, case-insensitive), by tool name or agent name
-// (a case-insensitive substring), or by REM LOOKUP key. Content search uses
-// the index migration 9 made: PostgreSQL's full text over the first
-// 100,000 characters of each message, SQLite's FTS5 on the embedded
-// default; the rules (what a word is, which rows a tenant sees, the order:
-// newest first) are decided here, once, for both.
+// (a case-insensitive substring), or by REM LOOKUP key. What a word is is
+// decided once, in internal/words, for every database; content search
+// reads the index migration 16 made of those words: remstore_search_docs
+// on PostgreSQL (search_index.go keeps it), FTS5 on SQLite. Which rows a
+// tenant sees and the order (newest first) are decided here for both.
 
 // Search kinds (SearchOptions.In).
 const (
@@ -74,6 +74,9 @@ const MaxSearchOffset = 10_000
 type SearchResult struct {
 	Hits []SearchHit `json:"hits"`
 	More bool        `json:"more"` // a page at Offset+Limit has hits
+	// Indexing: messages stored lately may not be found yet, because the
+	// search index (PostgreSQL) is catching up with the writes.
+	Indexing bool `json:"indexing,omitempty"`
 }
 
 // SearchHit is one message found (or, for SearchAgent, one session).
@@ -89,18 +92,8 @@ type SearchHit struct {
 	Snippet     string    `json:"snippet,omitempty"` // the text around the first match
 }
 
-// searchWords are the words of a query as both indexes see them: runs of
-// letters and digits, lower-cased.
-func searchWords(q string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
-		out = append(out, strings.ToLower(w))
-		if len(out) == maxSearchWords {
-			break
-		}
-	}
-	return out
-}
+// searchWords are the words of a query under the one rule (internal/words).
+func searchWords(q string) []string { return words.Query(q, maxSearchWords) }
 
 func (o *SearchOptions) check() error {
 	o.Query = strings.TrimSpace(o.Query)
@@ -117,7 +110,7 @@ func (o *SearchOptions) check() error {
 		return fieldErr(-1, "q", "empty: type what to search for")
 	}
 	if o.In == SearchContent && len(searchWords(o.Query)) == 0 {
-		return fieldErr(-1, "q", "no word in %q: content search finds words (letters and digits)", o.Query)
+		return fieldErr(-1, "q", "no word in %q: content search finds words (letters and digits, a CJK character, an emoji)", o.Query)
 	}
 	if o.Limit == 0 {
 		o.Limit = DefaultSearchLimit
@@ -168,13 +161,16 @@ func likePattern(q string) string {
 // differ only in how JSON is read and which index matches the words.
 var searchQueries = map[bool]struct{ content, tool string }{
 	true: {
-		content: searchSelect(true, `m.metadata->>'tool_name'`) + ` AND to_tsvector('simple'::regconfig, left(m.content, 100000)) @@ to_tsquery('simple'::regconfig, ?)`,
+		// The candidates search_docs.go found in remstore_search_docs, pair
+		// by pair.
+		content: searchSelectFrom(true, `m.metadata->>'tool_name'`, `unnest(?::uuid[], ?::uuid[]) AS h(sid, mid)
+			JOIN messages m ON m.session_id = h.sid AND m.id = h.mid`),
 		tool: searchSelect(true, `COALESCE(m.metadata->>'tool_name', (SELECT c->>'name' FROM `+pgCalls+` c WHERE lower(c->>'name') LIKE ? ESCAPE '\' LIMIT 1))`) +
 			` AND (m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
 			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + pgCalls + ` c WHERE lower(c->>'name') LIKE ? ESCAPE '\'))`,
 	},
 	false: {
-		content: searchSelect(false, `json_extract(m.metadata, '$.tool_name')`) + ` AND m.rowid IN (SELECT rowid FROM remstore_messages_fts WHERE remstore_messages_fts MATCH ?)`,
+		content: searchSelect(false, `json_extract(m.metadata, '$.tool_name')`) + ` AND m.rowid IN (SELECT rowid FROM remstore_search WHERE remstore_search MATCH ?)`,
 		tool: searchSelect(false, `COALESCE(json_extract(m.metadata, '$.tool_name'), (SELECT json_extract(c.value, '$.name') FROM `+liteCalls+` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\' LIMIT 1))`) +
 			` AND (m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
 			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + liteCalls + ` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\'))`,
@@ -203,20 +199,27 @@ const positionsQuery = `SELECT h.id AS id, count(p.id) AS n FROM messages h
 
 // searchSelect is the rows and joins of a message search, live rows of live
 // sessions.
-func searchSelect(pg bool, tool string) string {
+func searchSelect(pg bool, tool string) string { return searchSelectFrom(pg, tool, "messages m") }
+
+// searchSelectFrom is searchSelect over rows of messages m that from gives.
+func searchSelectFrom(pg bool, tool, from string) string {
 	if pg {
 		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
 			m.metadata->>'entity_key', ` + tool + `, m.id
-			FROM messages m JOIN sessions s ON s.id = m.session_id
+			FROM ` + from + ` JOIN sessions s ON s.id = m.session_id
 			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 	}
 	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
 		json_extract(m.metadata, '$.entity_key'), ` + tool + `, m.id
-		FROM messages m JOIN sessions s ON s.id = m.session_id
+		FROM ` + from + ` JOIN sessions s ON s.id = m.session_id
 		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL`
 }
 
-const searchTail = ` AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`
+// searchOrder is the tenant's rows, newest first; searchTail one page of them.
+const (
+	searchOrder = ` AND m.tenant_id = ? ORDER BY m.created_at DESC, m.id DESC`
+	searchTail  = searchOrder + ` LIMIT ? OFFSET ?`
+)
 
 // searchAgentQuery finds sessions by agent name; the same on both dialects.
 const searchAgentQuery = `SELECT id, name, agent_name FROM sessions WHERE lower(agent_name) LIKE ? ESCAPE '\' AND tenant_id = ? AND deleted_at IS NULL
@@ -241,31 +244,7 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		hits, err := s.searchKey(ctx, o.Query)
 		return SearchResult{Hits: hits}, err
 	}
-	q := searchQueries[s.sql.Postgres]
-	var text string
-	var match any
-	switch o.In {
-	case SearchContent:
-		words := searchWords(o.Query)
-		text = q.content
-		if s.sql.Postgres {
-			// Each word, or a word it begins: 'lisb':* & 'trip':*. The words
-			// are letters and digits only, so nothing needs quoting.
-			parts := make([]string, len(words))
-			for i, w := range words {
-				parts[i] = "'" + w + "':*"
-			}
-			match = strings.Join(parts, " & ")
-		} else {
-			parts := make([]string, len(words))
-			for i, w := range words {
-				parts[i] = `"` + w + `"*`
-			}
-			match = strings.Join(parts, " ")
-		}
-	case SearchTool:
-		text, match = q.tool, likePattern(o.Query)
-	case SearchAgent:
+	if o.In == SearchAgent {
 		hits, err := s.searchAgent(ctx, o)
 		return SearchResult{Hits: hits}, err
 	}
@@ -276,22 +255,46 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 	if err != nil {
 		return SearchResult{}, err
 	}
-	text += filters + searchTail
-	lead := []any{match}
-	if o.In == SearchTool { // the select's call name, a tool row's name, an answer's calls
-		lead = []any{match, match, match}
+	if o.In == SearchContent && s.sql.Postgres {
+		return s.searchDocs(ctx, o, filters, args)
 	}
+	q := searchQueries[s.sql.Postgres]
+	var text string
+	var lead []any
+	switch o.In {
+	case SearchContent: // SQLite: each word, or a word it begins: "lisb"* "trip"*
+		ws := searchWords(o.Query)
+		parts := make([]string, len(ws))
+		for i, w := range ws {
+			parts[i] = `"` + w + `"*` // a word holds no quote (internal/words)
+		}
+		text, lead = q.content, []any{strings.Join(parts, " ")}
+	case SearchTool: // the select's call name, a tool row's name, an answer's calls
+		m := likePattern(o.Query)
+		text, lead = q.tool, []any{m, m, m}
+	}
+	text += filters + searchTail
 	args = append(append(lead, args...), s.userID, o.Limit+1, o.Offset)
+	hits, ids, err := s.searchRows(ctx, o, text, args)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	return s.searchPage(ctx, hits, ids, o.Limit)
+}
+
+// searchRows runs a search statement (searchSelect's columns) and reads its
+// hits, and each hit's message id.
+func (s *Store) searchRows(ctx context.Context, o SearchOptions, text string, args []any) ([]SearchHit, []uuid.UUID, error) {
 	rows, err := s.db.QueryContext(ctx, text, args...)
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table: remstore_messages_fts") {
-			return SearchResult{}, fmt.Errorf("%w (content search needs migration 9)", repository.ErrNotMigrated)
+		if strings.Contains(err.Error(), "no such table: remstore_search") {
+			return nil, nil, fmt.Errorf("%w (content search needs migration 16)", repository.ErrNotMigrated)
 		}
-		return SearchResult{}, fmt.Errorf("search: %w", err)
+		return nil, nil, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
 	var hits []SearchHit
-	var ids []uuid.UUID // each hit's message, for positions
+	var ids []uuid.UUID
 	for rows.Next() {
 		var h SearchHit
 		var sid string
@@ -300,7 +303,7 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		var content string
 		var id uuid.UUID
 		if err := rows.Scan(&sid, &name, &agent, &h.Role, &created, &content, &key, &tool, &id); err != nil {
-			return SearchResult{}, fmt.Errorf("search: %w", err)
+			return nil, nil, fmt.Errorf("search: %w", err)
 		}
 		h.SessionID, _ = uuid.Parse(sid)
 		h.SessionName, h.AgentName, h.Key, h.ToolName = deref(name), deref(agent), deref(key), deref(tool)
@@ -310,11 +313,17 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
-		return SearchResult{}, fmt.Errorf("search: %w", err)
+		return nil, nil, fmt.Errorf("search: %w", err)
 	}
+	return hits, ids, nil
+}
+
+// searchPage is the page of hits (read one past the page), whether more
+// follow, and each hit's position.
+func (s *Store) searchPage(ctx context.Context, hits []SearchHit, ids []uuid.UUID, limit int) (SearchResult, error) {
 	r := SearchResult{Hits: hits}
-	if len(hits) > o.Limit { // the one asked past the page: a next page exists
-		r.Hits, r.More, ids = hits[:o.Limit], true, ids[:o.Limit]
+	if len(hits) > limit { // the one asked past the page: a next page exists
+		r.Hits, r.More, ids = hits[:limit], true, ids[:limit]
 	}
 	return r, s.positions(ctx, r.Hits, ids)
 }
@@ -439,24 +448,18 @@ func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) 
 
 // snippet is the text around the first match of the query in content.
 func snippet(content string, o SearchOptions) string {
-	lower := strings.ToLower(content)
 	at := -1
-	switch o.In {
-	case SearchContent:
-		for _, w := range searchWords(o.Query) {
-			if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
-				at = i
-			}
-		}
-	default:
-		at = strings.Index(lower, strings.ToLower(o.Query))
+	if o.In == SearchContent {
+		at = words.First(content, searchWords(o.Query))
+	} else if i := strings.Index(strings.ToLower(content), strings.ToLower(o.Query)); i >= 0 {
+		// Lower-casing can change byte lengths: the same code point index
+		// on the original.
+		at = len(string([]rune(content)[:utf8.RuneCountInString(strings.ToLower(content)[:i])]))
 	}
 	if at < 0 {
 		return clip(content, 0, 2*snippetContext)
 	}
-	// Lower-casing can change byte lengths; count code points on the
-	// original up to the same code point index.
-	cp := utf8.RuneCountInString(lower[:at])
+	cp := utf8.RuneCountInString(content[:at])
 	return clip(content, max(0, cp-snippetContext), 2*snippetContext)
 }
 

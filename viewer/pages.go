@@ -1052,7 +1052,7 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		}
 		views[i] = hitView{h, link}
 	}
-	d["Hits"], d["Searched"] = views, true
+	d["Hits"], d["Searched"], d["Indexing"] = views, true, res.Indexing
 	// Pages of the same search (issue 41: it stopped at 50, saying "50
 	// results"): where this one starts, and the links either side.
 	limit := o.Limit

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -25,7 +26,8 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	const apiKey = "e2e-key-0123456789abcdef"
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", dbtest.NewPostgresURL(t), "--truncate-length", "20")
+	dbURL := dbtest.NewPostgresURL(t)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--truncate-length", "20")
 	cmd.Env = append(cmd.Environ(), "REMSTORE_API_KEYS="+apiKey)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -61,6 +63,21 @@ func TestServeEndToEnd(t *testing.T) {
 	long := strings.Repeat("a long and detailed answer ", 10)
 	if code, b := req("POST", "/v1/sessions/e2e/messages", `[{"role":"user","content":"hi"},{"role":"assistant","content":"`+long+`"},{"role":"tool","content":"{\"ok\":true}","tool_name":"search"}]`); code != 201 {
 		t.Fatalf("store: %d %s", code, b)
+	}
+	// serve indexes what was stored for search in the background, with no
+	// search asking: the three messages' words are there within seconds.
+	db := dbtest.OpenRaw(t, dbURL)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var docs int
+		if err := db.NewRaw("SELECT count(*) FROM remstore_search_docs").Scan(context.Background(), &docs); err != nil {
+			t.Fatal(err)
+		}
+		if docs == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve indexed %d of 3 messages for search in 20 s", docs)
+		}
 	}
 	code, b := req("GET", "/v1/sessions/e2e/messages", "")
 	var hist []map[string]any

@@ -753,16 +753,11 @@ func TestSearchCLI(t *testing.T) {
 			if r := run(t, env, "", "search", "x", "--in", "everything"); r.code != 2 || !strings.Contains(r.stderr, `--in: "everything" is not content, tool, key, agent`) {
 				t.Errorf("--in everything: %d %q", r.code, r.stderr)
 			}
-			if r := run(t, env, "", "search", "--drop-index"); r.code != 0 {
-				t.Fatalf("--drop-index: %q", r.stderr)
-			} else if want := map[bool]string{true: "absent", false: "present"}[d.Name != "sqlite"]; !strings.Contains(r.stdout, "search index: "+want) {
-				t.Errorf("--drop-index: %q, want %s", r.stdout, want)
+			if r := run(t, env, "", "search", "--index"); r.code != 0 || !strings.Contains(r.stdout, "search index: up to date") {
+				t.Errorf("--index: %d %q %q", r.code, r.stdout, r.stderr)
 			}
-			if r := run(t, env, "", "search", "lisbon"); r.code != 0 || strings.Count(r.stdout, "chat-1") != 3 {
-				t.Errorf("search without the index: %d %q", r.code, r.stderr)
-			}
-			if r := run(t, env, "", "search", "--create-index"); r.code != 0 || !strings.Contains(r.stdout, "search index: present") {
-				t.Errorf("--create-index: %d %q %q", r.code, r.stdout, r.stderr)
+			if r := run(t, env, "", "search", "--index", "lisbon"); r.code != 2 || !strings.Contains(r.stderr, "--index takes no QUERY") {
+				t.Errorf("--index lisbon: %d %q", r.code, r.stderr)
 			}
 		})
 	}

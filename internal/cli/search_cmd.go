@@ -9,13 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
 
 func newSearchCmd(e *env) *cobra.Command {
 	var o sessionstore.SearchOptions
-	var create, drop bool
+	var index bool
 	var after, before string
 	cmd := &cobra.Command{
 		Use:   "search [QUERY] [--in content|tool|key|agent]",
@@ -26,44 +25,37 @@ agent name, or by a REM LOOKUP key; newest first, each with its session, role,
 time and the text around the match. The viewer's search (/ui/search) is the
 same.
 
-On PostgreSQL content search uses an index that is not made by default: it
-makes every write dearer (docs/performance.md#search). --create-index builds it
-without blocking writes (CREATE INDEX CONCURRENTLY); --drop-index drops it.
-Without it a search reads the whole table. SQLite always has its index.`,
+What a word is is one rule on every database: letters and digits, any case,
+accents ignored ("cafe" finds "Café"); a CJK character or an emoji is a word of
+its own; an e-mail address or a URL is the words in it. Content search reads an
+index that needs no set-up. On PostgreSQL it is written beside the write path,
+not in it: serve keeps it up to date in the background, and a search first
+indexes what waits (for a quarter of a second at most, then says when recent
+messages may be missing). --index indexes everything waiting now, as after an
+import of many messages.`,
 		Example: "  remstore search --user-id alice lisbon trip\n" +
 			"  remstore search --user-id alice --in tool search_flights --json\n" +
-			"  remstore search --create-index --db postgres://localhost/app",
+			"  remstore search --index --db postgres://localhost/app",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Query = strings.Join(args, " ")
-			if create && drop {
-				return usageErr("--create-index and --drop-index: one at a time")
-			}
-			if create || drop {
+			if index {
 				if len(args) > 0 {
-					return usageErr("--create-index and --drop-index take no QUERY")
+					return usageErr("--index takes no QUERY")
 				}
 				db, err := e.openDB(writes)
 				if err != nil {
 					return err
 				}
 				defer db.Close()
-				if create {
-					err = migrations.EnableSearch(e.ctx, db)
-				} else {
-					err = migrations.DisableSearch(e.ctx, db)
-				}
+				r, err := sessionstore.IndexSearch(e.ctx, db, 0)
 				if err != nil {
 					return err
 				}
-				on, err := migrations.SearchIndexed(e.ctx, db)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stdout, "search index: %s\n", map[bool]string{true: "present", false: "absent"}[on])
+				fmt.Fprintf(e.stdout, "search index: up to date (%d messages indexed)\n", r.Indexed)
 				return nil
 			}
 			if len(args) == 0 {
-				return usageErr("give a QUERY (or --create-index / --drop-index)")
+				return usageErr("give a QUERY (or --index)")
 			}
 			s, db, err := e.openStore(readOnly)
 			if err != nil {
@@ -91,6 +83,9 @@ Without it a search reads the whole table. SQLite always has its index.`,
 				return err
 			}
 			hits := res.Hits
+			if res.Indexing {
+				fmt.Fprintln(e.stderr, "remstore: note: the search index is catching up: messages stored in the last moments may be missing (remstore search --index)")
+			}
 			if res.More { // said beside the hits, which stay a list
 				fmt.Fprintf(e.stderr, "remstore: more hits follow: --offset %d\n", o.Offset+o.Limit)
 			}
@@ -112,8 +107,7 @@ Without it a search reads the whole table. SQLite always has its index.`,
 	f.StringVar(&o.Agent, "agent", "", "only messages of sessions whose agent name holds this, any case (content and tool searches)")
 	f.StringVar(&after, "after", "", "only messages stored at or after this RFC 3339 time")
 	f.StringVar(&before, "before", "", "only messages stored before this RFC 3339 time")
-	f.BoolVar(&create, "create-index", false, "PostgreSQL: build content search's index (without blocking writes)")
-	f.BoolVar(&drop, "drop-index", false, "PostgreSQL: drop content search's index")
+	f.BoolVar(&index, "index", false, "PostgreSQL: index every message waiting for search's index now")
 	return cmd
 }
 

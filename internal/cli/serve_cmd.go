@@ -194,6 +194,11 @@ func (o *serveOpts) check(e *env, cmd *cobra.Command) (servePlan, error) {
 	return plan, nil
 }
 
+// searchIndexEvery is how often serve indexes what was stored for search:
+// a message is searchable within about this long (a search also indexes
+// what waits first).
+const searchIndexEvery = time.Second
+
 // run opens the stores, listens and serves until the context ends, then
 // drains the requests in flight.
 func (o *serveOpts) run(e *env, p servePlan) error {
@@ -222,6 +227,15 @@ func (o *serveOpts) run(e *env, p servePlan) error {
 		return err
 	}
 	defer db.Close()
+	// Search's index (PostgreSQL) kept up with the writes, off their path:
+	// stopped before the database closes.
+	ictx, stopIndex := context.WithCancel(e.ctx)
+	indexed := make(chan struct{})
+	go func() {
+		defer close(indexed)
+		sessionstore.IndexSearchEvery(ictx, db, searchIndexEvery, func(err error) { e.log.Warn("search index", "err", err) })
+	}()
+	defer func() { stopIndex(); <-indexed }()
 	api, err := httpapi.New(httpapi.Options{Stores: stores,
 		APIKeys: p.keys, Insecure: o.insecure, AuditEnabled: e.cfg.AuditEnabled, AuditDir: e.cfg.AuditDir, MaxBodyBytes: o.maxBody, RequestTimeout: o.timeout, MaxInFlight: o.maxInFlight, Logger: e.log, UI: o.ui,
 		BodyTimeout: o.bodyTimeout, TrustedProxies: p.proxies, AllowedHosts: p.allowed, MaxSearches: o.maxSearches, SearchTimeout: o.searchTimeout,

@@ -87,11 +87,6 @@ func migrated(t testing.TB, dbURL string) *repository.DB {
 	if err := migrations.Up(context.Background(), db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	// The storage suites run with the opt-in search index, so that every
-	// write path is tested maintaining it.
-	if err := migrations.EnableSearch(context.Background(), db); err != nil {
-		t.Fatalf("search index: %v", err)
-	}
 	return db
 }
 

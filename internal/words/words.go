@@ -57,18 +57,25 @@ func classOf(r rune) class {
 // Each calls f with each word of text in order (repeats included) until f
 // returns false.
 func Each(text string, f func(w string) bool) {
+	EachAt(text, func(w string, _ int) bool { return f(w) })
+}
+
+// EachAt is Each with the byte offset in text where each word begins.
+func EachAt(text string, f func(w string, at int) bool) {
 	var b strings.Builder
+	start := 0
 	flush := func() bool {
 		if b.Len() == 0 {
 			return true
 		}
 		w := b.String()
 		b.Reset()
-		return f(w)
+		return f(w, start)
 	}
 	var it norm.Iter
 	it.InitString(norm.NFKD, text)
 	for !it.Done() {
+		at := it.Pos() // where this segment (a character and its marks) begins
 		seg := it.Next()
 		for len(seg) > 0 {
 			r, n := utf8.DecodeRune(seg)
@@ -86,10 +93,13 @@ func Each(text string, f func(w string) bool) {
 					return
 				}
 				var s [utf8.UTFMax]byte
-				if !f(string(s[:utf8.EncodeRune(s[:], unicode.ToLower(r))])) {
+				if !f(string(s[:utf8.EncodeRune(s[:], unicode.ToLower(r))]), at) {
 					return
 				}
 			case part:
+				if b.Len() == 0 {
+					start = at
+				}
 				r = unicode.ToLower(r)
 				if b.Len()+utf8.RuneLen(r) <= MaxLen {
 					b.WriteRune(r)
@@ -141,6 +151,22 @@ func Index(text string) string {
 		return len(seen) < MaxDistinct
 	})
 	return b.String()
+}
+
+// First is the byte offset in text of its first word that a query word
+// is, or begins; -1 if none.
+func First(text string, query []string) int {
+	at := -1
+	EachAt(text, func(w string, i int) bool {
+		for _, q := range query {
+			if strings.HasPrefix(w, q) {
+				at = i
+				return false
+			}
+		}
+		return true
+	})
+	return at
 }
 
 // Matches reports whether text is found by query's words under the rule:

@@ -103,6 +103,24 @@ func TestQuery(t *testing.T) {
 	}
 }
 
+func TestFirst(t *testing.T) {
+	for _, c := range []struct {
+		text, q string
+		want    int
+	}{
+		{"Our trip to Lisbon", "lisb", 12},
+		{"Un Café, s'il vous plaît", "cafe", 3},
+		{"x ｃａｆｅ", "cafe", 2},
+		{"mail: alice@example.com", "example", 12},
+		{"nothing here", "lisbon", -1},
+		{"東京タワー", "タ", 6},
+	} {
+		if got := First(c.text, Query(c.q, 0)); got != c.want {
+			t.Errorf("First(%q, %q) = %d, want %d", c.text, c.q, got, c.want)
+		}
+	}
+}
+
 // FuzzWords: any text splits without panic into non-empty valid words of at
 // most MaxLen bytes, each of which splits to itself (so a query of a word
 // the index holds asks for exactly that word), and the text is found by
@@ -121,6 +139,12 @@ func FuzzWords(f *testing.F) {
 				t.Fatalf("word %q of %q splits to %q", w, s, again)
 			}
 		}
+		EachAt(s, func(w string, at int) bool {
+			if at < 0 || at >= len(s) {
+				t.Fatalf("word %q of %q at %d", w, s, at)
+			}
+			return true
+		})
 		for _, w := range ws[:min(len(ws), 5)] {
 			if !Matches(s, []string{w}) {
 				t.Fatalf("%q not found by its word %q", s, w)

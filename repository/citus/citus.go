@@ -140,6 +140,19 @@ var distribution = []struct{ table, column, colocate string }{
 	{"sessions", "id", ""},
 	{"messages", "session_id", "sessions"},
 	{migrations.PositionsTable, "session_id", "sessions"},
+	{migrations.SearchQueueTable, "session_id", "sessions"},
+	{migrations.SearchDocsTable, "session_id", "sessions"},
+}
+
+// distributeOrder is the order Distribute takes the tables in: sessions,
+// then the tables beside messages, then messages, whose rows, copied into
+// its shards, fire its triggers there, which write to those tables.
+func distributeOrder() []int {
+	order := []int{0}
+	for i := 2; i < len(distribution); i++ {
+		order = append(order, i)
+	}
+	return append(order, 1)
 }
 
 // Distribute makes sessions and messages distributed tables on Citus,
@@ -219,7 +232,14 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 				return fmt.Errorf("distribute: drop the tenant guard: %w", err)
 			}
 		}
-		for i, d := range distribution {
+		if local["messages"] && searchAt(st) {
+			// Before the table is distributed: Citus keeps no transition table.
+			if err := migrations.SearchTriggers(ctx, tx, true); err != nil {
+				return fmt.Errorf("distribute: %w", err)
+			}
+		}
+		for _, i := range distributeOrder() {
+			d := distribution[i]
 			if st.Tables[i].Type != "local" { // distributed, or not there yet (migration 8 distributes it then)
 				continue
 			}
@@ -358,17 +378,25 @@ func Undistribute(ctx context.Context, db *repository.DB) ([]string, error) {
 		}
 		steps = append(steps, "drop "+migrations.CallerIDsTable)
 	}
-	if st.Tables[2].Type == "distributed" {
-		if _, err := db.ExecContext(ctx, "SELECT undistribute_table(?)", migrations.PositionsTable); err != nil {
-			return steps, fmt.Errorf("undistribute: %s: %w", migrations.PositionsTable, err)
+	for _, t := range st.Tables[2:] { // the tables beside sessions and messages
+		if t.Type != "distributed" {
+			continue
 		}
-		steps = append(steps, "undistribute "+migrations.PositionsTable)
+		if _, err := db.ExecContext(ctx, "SELECT undistribute_table(?)", t.Name); err != nil {
+			return steps, fmt.Errorf("undistribute: %s: %w", t.Name, err)
+		}
+		steps = append(steps, "undistribute "+t.Name)
 	}
 	if st.Tables[0].Type != "local" || st.Tables[1].Type != "local" {
 		if _, err := db.ExecContext(ctx, "SELECT undistribute_table('sessions', cascade_via_foreign_keys := true)"); err != nil {
 			return steps, fmt.Errorf("undistribute: tables: %w", err)
 		}
 		steps = append(steps, "undistribute sessions and messages")
+		if searchAt(st) {
+			if err := migrations.SearchTriggers(ctx, db, false); err != nil {
+				return steps, fmt.Errorf("undistribute: %w", err)
+			}
+		}
 	}
 	if pk := st.Tables[1].PrimaryKey; len(pk) == 2 && pk[0] == "session_id" && pk[1] == "id" {
 		var name string
@@ -382,6 +410,17 @@ func Undistribute(ctx context.Context, db *repository.DB) ([]string, error) {
 		steps = append(steps, "primary key of messages becomes (id)")
 	}
 	return steps, nil
+}
+
+// searchAt: the database has search's tables (migration 16), whose
+// triggers on messages change kind with it.
+func searchAt(st State) bool {
+	for _, t := range st.Tables {
+		if t.Name == migrations.SearchQueueTable {
+			return t.Type != "missing"
+		}
+	}
+	return false
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

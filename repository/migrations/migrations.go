@@ -46,6 +46,14 @@ const PositionsTable = "remstore_positions"
 // function's check reads messages).
 const CallerIDsTable = "remstore_caller_ids"
 
+// The search tables (migration 16): which messages to index again, and
+// each message's words. On Citus both are distributed by session,
+// co-located with sessions, as messages are.
+const (
+	SearchQueueTable = "remstore_search_queue"
+	SearchDocsTable  = "remstore_search_docs"
+)
+
 //go:embed sql
 var files embed.FS
 
@@ -209,6 +217,18 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 			if distributed && strings.HasSuffix(file, "_positions.up.sql") {
 				if err := DistributePositions(ctx, tx); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
+				}
+			}
+			if repository.IsPostgres(db) && strings.HasSuffix(file, "_search_words.up.sql") {
+				if err := SearchTriggers(ctx, tx, distributed); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+			}
+			if distributed && strings.HasSuffix(file, "_search_words.up.sql") {
+				for _, t := range []string{SearchQueueTable, SearchDocsTable} {
+					if _, err := tx.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", t); err != nil {
+						return fmt.Errorf("%s: distribute %s: %w", file, t, err)
+					}
 				}
 			}
 			if distributed && strings.HasSuffix(file, "_caller_ids.up.sql") {
