@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -36,6 +38,34 @@ type Invocation struct {
 	// system_prompt beside SPEC §6's keys when set: what the model
 	// received, whoever added it (issue 41).
 	SystemPrompt string
+	// Exchange is what the model received and answered, when the caller
+	// knows it.
+	Exchange
+}
+
+// Exchange is one model call as the model saw it, written beside SPEC §6's
+// keys (amended: "what the model received is recorded whole"). Every field
+// is optional: a load records what it sent (CallID, so that the caller can
+// complete it), the caller what only it knows. JSON values are kept as
+// given, as YAML.
+type Exchange struct {
+	// CallID names the invocation, for Complete.
+	CallID string `json:"call_id,omitempty"`
+	// Model is the model's name, as its SDK says it.
+	Model string `json:"model,omitempty"`
+	// ModelSettings are the settings of the call (temperature, max tokens...).
+	ModelSettings json.RawMessage `json:"model_settings,omitempty"`
+	// Tools are the tools the model was offered, as its SDK describes them.
+	Tools json.RawMessage `json:"tools,omitempty"`
+	// Request is what the model received: its messages (pydantic-ai's, the
+	// Agents SDK's input) or the model API's whole request body.
+	Request json.RawMessage `json:"request,omitempty"`
+	// Answer is what it answered: the new messages, or the API's response.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// LatencyMS is how long the call took, from request to answer.
+	LatencyMS *float64 `json:"latency_ms,omitempty"`
+	// Usage is the call's own token usage, as its SDK counts it.
+	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
 // RecordIn appends an invocation to the session's file in dir, logging
@@ -101,11 +131,48 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // order they were set aside, before its own; Read (and Scan, for a session
 // with a file) shows them meanwhile.
 func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
-	if err := checkDir(dir); err != nil {
-		return err
-	}
 	node, err := invocationNode(inv)
 	if err != nil {
+		return err
+	}
+	return update(ctx, dir, sessionID, node, func(invs *yaml.Node) error {
+		invs.Content = append(invs.Content, node)
+		return nil
+	})
+}
+
+// ErrNoCall: no invocation of the session's file has the call id Complete
+// was given.
+var ErrNoCall = errors.New("audit: no invocation with that call_id")
+
+// Complete adds what only the caller knows (the answer, latency, usage,
+// tools, settings) to the invocation with ex.CallID, the one a load
+// recorded, under the same lock as Append. A wait that reaches its bound
+// is an error here: there is no invocation of its own to set aside.
+func Complete(ctx context.Context, dir, sessionID string, ex Exchange) error {
+	if ex.CallID == "" {
+		return errors.New("audit: complete needs a call_id")
+	}
+	if _, err := invocationNode(Invocation{Exchange: ex}); err != nil { // its JSON, checked before any lock
+		return err
+	}
+	return update(ctx, dir, sessionID, nil, func(invs *yaml.Node) error {
+		for i := len(invs.Content) - 1; i >= 0; i-- {
+			if id := mapValue(invs.Content[i], "call_id"); id != nil && id.Value == ex.CallID {
+				return setExchange(invs.Content[i], ex)
+			}
+		}
+		return ErrNoCall
+	})
+}
+
+// update changes the session's file in dir under its lock: change gets the
+// invocations (set-aside ones taken in first) and the file is rewritten
+// when it returns nil. aside, when the lock wait ends first, is set aside
+// for the next update (Append's invocation); without it the wait is the
+// error.
+func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change func(invs *yaml.Node) error) error {
+	if err := checkDir(dir); err != nil {
 		return err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -115,8 +182,8 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	}
 	path := Path(dir, sessionID)
 	unlock, err := lockPath(ctx, path+".lock")
-	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		if aerr := setAside(path, node); aerr != nil {
+	if err != nil && aside != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		if aerr := setAside(path, aside); aerr != nil {
 			return fmt.Errorf("audit lock: %w; and cannot set the invocation aside: %v", err, aerr)
 		}
 		setAsides.Add(1)
@@ -158,7 +225,9 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 		invs.Content = append(invs.Content, n)
 		taken = append(taken, pf)
 	}
-	invs.Content = append(invs.Content, node)
+	if err := change(invs); err != nil {
+		return err
+	}
 
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -278,6 +347,9 @@ func invocationNode(inv Invocation) (*yaml.Node, error) {
 	if inv.SystemPrompt != "" {
 		setMapValue(m, "system_prompt", strNode(inv.SystemPrompt))
 	}
+	if err := setExchange(m, inv.Exchange); err != nil {
+		return nil, err
+	}
 	hist := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, msg := range inv.RawSessionHistory {
 		j, err := msg.MarshalJSON()
@@ -292,6 +364,34 @@ func invocationNode(inv Invocation) (*yaml.Node, error) {
 	}
 	setMapValue(m, "raw_session_history", hist)
 	return m, nil
+}
+
+// setExchange writes ex's fields that are set into the invocation m,
+// replacing what m had for them.
+func setExchange(m *yaml.Node, ex Exchange) error {
+	if ex.CallID != "" {
+		setMapValue(m, "call_id", strNode(ex.CallID))
+	}
+	if ex.Model != "" {
+		setMapValue(m, "model", strNode(ex.Model))
+	}
+	for _, f := range []struct {
+		key string
+		v   json.RawMessage
+	}{{"model_settings", ex.ModelSettings}, {"tools", ex.Tools}, {"request", ex.Request}, {"answer", ex.Answer}, {"usage", ex.Usage}} {
+		if len(f.v) == 0 {
+			continue
+		}
+		n, err := jsonToNode(f.v)
+		if err != nil {
+			return fmt.Errorf("audit %s: %w", f.key, err)
+		}
+		setMapValue(m, f.key, n)
+	}
+	if ex.LatencyMS != nil {
+		setMapValue(m, "latency_ms", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(*ex.LatencyMS, 'f', 3, 64)})
+	}
+	return nil
 }
 
 // jsonToNode turns JSON into a block-style YAML node, keeping key order.
@@ -493,6 +593,8 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 // Call names an audited agent call: where its dump goes and what it says.
 type Call struct {
 	Dir, SessionID, AgentName, Prompt string
+	// ID is the invocation's call_id (NewCallID), which Complete finds.
+	ID string
 }
 
 // WritePydanticAI writes a session's history to w as pydantic-ai JSON for an
@@ -518,7 +620,7 @@ func WritePydanticAI(ctx context.Context, w io.Writer, co convert.Options, call 
 	}
 	if call != nil {
 		record(ctx, call.Dir, call.SessionID, Invocation{AgentName: call.AgentName, Prompt: call.Prompt,
-			RawSessionHistory: hist, PydanticMessagesCount: len(msgs), SystemPrompt: co.SystemPrompt})
+			RawSessionHistory: hist, PydanticMessagesCount: len(msgs), SystemPrompt: co.SystemPrompt, Exchange: Exchange{CallID: call.ID}})
 	}
 	if begin != nil {
 		begin()

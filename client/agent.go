@@ -57,3 +57,11 @@ func (a agentStore) Clear(ctx context.Context, session string) error {
 	}
 	return err
 }
+
+// RecordCall sends the call to serve's audit dump (POST
+// /v1/sessions/{id}/audit), which keeps it when DEBUG_AUDIT_SESSION is set
+// there.
+func (a agentStore) RecordCall(ctx context.Context, session string, r sdk.CallRecord) error {
+	_, err := a.c.RecordCall(ctx, session, AuditRecord{Exchange: r.Exchange, Prompt: r.Prompt, History: r.History})
+	return err
+}

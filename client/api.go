@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -171,6 +172,10 @@ type PydanticAIOptions struct {
 	AgentName    string // recorded by the audit dump
 	Prompt       string // recorded by the audit dump
 	Strict       bool   // a stored role with no pydantic-ai form is an error
+	// OnAuditCall, when set, is told the call id of the invocation an
+	// audited load recorded (X-Remstore-Audit-Call; "" when serve does not
+	// audit): RecordCall completes it with what the model answered.
+	OnAuditCall func(callID string)
 }
 
 // LoadPydanticAI returns the history as pydantic-ai's message JSON.
@@ -186,8 +191,42 @@ func (c *Client) LoadPydanticAI(ctx context.Context, session string, o PydanticA
 		q.Set("strict", "true")
 	}
 	var raw json.RawMessage
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend, header: o.onLast()}, &raw)
+	onLast := o.onLast()
+	header := func(h http.Header) {
+		if onLast != nil {
+			onLast(h)
+		}
+		if o.OnAuditCall != nil {
+			o.OnAuditCall(h.Get("X-Remstore-Audit-Call"))
+		}
+	}
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend, header: header}, &raw)
 	return raw, err
+}
+
+// AuditRecord is one model call for serve's audit dump: an exchange with
+// the CallID of an audited load completes that load's invocation; without
+// it, the call is appended with its prompt and the history it saw.
+type AuditRecord struct {
+	audit.Exchange
+	AgentName string                  `json:"agent_name,omitempty"`
+	Prompt    string                  `json:"prompt,omitempty"`
+	History   []models.HistoryMessage `json:"history,omitempty"`
+}
+
+// RecordCall sends one model call to the session's audit dump (POST
+// /v1/sessions/{id}/audit). recorded is false when serve does not audit
+// (DEBUG_AUDIT_SESSION unset there).
+func (c *Client) RecordCall(ctx context.Context, session string, r AuditRecord) (recorded bool, err error) {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return false, err
+	}
+	var out struct {
+		Recorded bool `json:"recorded"`
+	}
+	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/audit", body: body, safety: Unsent}, &out)
+	return out.Recorded, err
 }
 
 // Lookup returns the full text behind a REM LOOKUP key (bare, or the phrase).

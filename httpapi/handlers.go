@@ -303,7 +303,8 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	co := convert.Options{SystemPrompt: q.Get("system_prompt"), Strict: strict, OnUnmapped: left.Add}
 	var call *audit.Call
 	if s.o.AuditEnabled {
-		call = &audit.Call{Dir: s.o.AuditDir, SessionID: r.PathValue("id"), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt")}
+		call = &audit.Call{Dir: s.o.AuditDir, SessionID: r.PathValue("id"), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt"), ID: audit.NewCallID()}
+		w.Header().Set(AuditCallHeader, call.ID)
 	}
 	hw := &headWriter{w: w}
 	err = audit.WritePydanticAI(r.Context(), hw, co, call,
@@ -550,6 +551,77 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st Store) 
 		return err
 	}
 	writeJSON(w, http.StatusOK, info)
+	return nil
+}
+
+// AuditCallHeader answers an audited pydantic-ai load: the call id of the
+// invocation it recorded, which POST /v1/sessions/{id}/audit completes
+// with what the caller knows (the answer, latency, usage, tools).
+const AuditCallHeader = "X-Remstore-Audit-Call"
+
+// AuditRecord is the body of POST /v1/sessions/{id}/audit: an exchange,
+// and, for a call no load recorded (no call_id), the invocation's SPEC §6
+// keys.
+type AuditRecord struct {
+	audit.Exchange
+	AgentName string          `json:"agent_name,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+	History   json.RawMessage `json:"history,omitempty"` // the history the call saw, as message dicts
+}
+
+// POST /v1/sessions/{id}/audit: records one model call in the session's
+// audit dump (DEBUG_AUDIT_SESSION), completing the invocation a load
+// recorded when call_id names one, appending a new one otherwise.
+func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) error {
+	var body AuditRecord
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	if err := body.Check(); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"agent_name", body.AgentName}, {"prompt", body.Prompt}} {
+		if err := models.CheckText(-1, f.name, f.v, 0); err != nil {
+			return err
+		}
+	}
+	var hist []models.HistoryMessage
+	if len(body.History) > 0 {
+		var err error
+		if hist, err = models.DecodeHistory(body.History); err != nil {
+			return err
+		}
+		if err := sessionstore.ValidateMessages(hist); err != nil { // what a store would refuse, the dump does too
+			return err
+		}
+	}
+	if _, err := st.SessionInfo(r.Context(), r.PathValue("id")); err != nil { // the caller's session, or 404
+		return err
+	}
+	if !s.o.AuditEnabled {
+		writeJSON(w, http.StatusOK, map[string]any{"recorded": false, "reason": "auditing is off on this server (DEBUG_AUDIT_SESSION)"})
+		return nil
+	}
+	dir, sid := s.o.AuditDir, r.PathValue("id")
+	if body.CallID != "" && hist == nil && body.AgentName == "" && body.Prompt == "" {
+		err := audit.Complete(r.Context(), dir, sid, body.Exchange)
+		if errors.Is(err, audit.ErrNoCall) {
+			return &models.FieldError{Index: -1, Field: "call_id", Reason: "no audited call of this session has it (the " + AuditCallHeader + " of a load)"}
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"recorded": true, "call_id": body.CallID})
+		return nil
+	}
+	if body.CallID == "" {
+		body.CallID = audit.NewCallID()
+	}
+	if err := audit.Append(r.Context(), dir, sid, audit.Invocation{AgentName: body.AgentName, Prompt: body.Prompt,
+		RawSessionHistory: hist, Exchange: body.Exchange}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"recorded": true, "call_id": body.CallID})
 	return nil
 }
 

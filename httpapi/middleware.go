@@ -1,14 +1,19 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
 )
 
 // Turn is what Middleware puts in the request context: the history the agent
@@ -23,6 +28,35 @@ type Turn struct {
 
 	mu      sync.Mutex
 	pending []models.HistoryMessage
+	call    audit.Exchange
+}
+
+// RecordCall adds what the handler knows of its model call (the model, its
+// settings, the tools offered, the usage, the API's request or response)
+// to the call's audit record, which Middleware writes when auditing is on
+// (what the agent was given, what it recorded and how long it took are
+// recorded without it). Set fields replace earlier ones.
+func (t *Turn) RecordCall(ex audit.Exchange) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range []struct {
+		dst *json.RawMessage
+		v   json.RawMessage
+	}{{&t.call.ModelSettings, ex.ModelSettings}, {&t.call.Tools, ex.Tools},
+		{&t.call.Request, ex.Request}, {&t.call.Answer, ex.Answer}, {&t.call.Usage, ex.Usage}} {
+		if len(f.v) > 0 {
+			*f.dst = f.v
+		}
+	}
+	if ex.Model != "" {
+		t.call.Model = ex.Model
+	}
+	if ex.LatencyMS != nil {
+		t.call.LatencyMS = ex.LatencyMS
+	}
 }
 
 // Record queues messages (the user's prompt, the agent's answer, tool
@@ -54,7 +88,16 @@ type MiddlewareOptions struct {
 	SessionID func(r *http.Request) string
 	// SystemPrompt goes first in Turn.Messages.
 	SystemPrompt string
-	Logger       *slog.Logger
+	// AgentName is recorded in the audit dump.
+	AgentName string
+	// Audit records each request's call in the session's audit dump in
+	// AuditDir (SPEC §6): the history given, the pydantic-ai messages sent,
+	// what the handler recorded, the handler's time, and what it added
+	// with Turn.RecordCall. Unset, DEBUG_AUDIT_SESSION and DEBUG_AUDIT_DIR
+	// decide (the process environment, read once).
+	Audit    *bool
+	AuditDir string
+	Logger   *slog.Logger
 }
 
 // Middleware loads the session's history into the request context before the
@@ -66,6 +109,14 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if o.Audit == nil {
+		cfg, err := settings.Load(settings.Options{NoDotEnv: true})
+		on := err == nil && cfg.AuditEnabled
+		o.Audit = &on
+		if o.AuditDir == "" {
+			o.AuditDir = cfg.AuditDir
+		}
 	}
 	pick := o.SessionID
 	if pick == nil {
@@ -87,15 +138,57 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 			be := sessionstore.BestEffort{Store: st, Log: log}
 			t := &Turn{SessionID: sid, History: be.Load(r.Context(), sid, sessionstore.LoadOptions{})}
 			t.Messages = convert.Convert(t.History, convert.Options{SystemPrompt: o.SystemPrompt})
+			start := time.Now()
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), turnKey{}, t)))
+			took := float64(time.Since(start).Microseconds()) / 1000
 			t.mu.Lock()
-			pending := t.pending
+			pending, call := t.pending, t.call
 			t.mu.Unlock()
+			if *o.Audit {
+				recordTurn(context.WithoutCancel(r.Context()), o, t, pending, call, took, log)
+			}
 			if len(pending) > 0 {
 				// The request may be cancelled once the response is written;
 				// the turn is stored regardless.
 				be.StoreMessages(context.WithoutCancel(r.Context()), sid, pending, "")
 			}
 		})
+	}
+}
+
+// recordTurn writes the middleware's record of one request's call: what
+// the handler did not say is what the middleware saw.
+func recordTurn(ctx context.Context, o MiddlewareOptions, t *Turn, pending []models.HistoryMessage, call audit.Exchange, took float64, log *slog.Logger) {
+	call.CallID = audit.NewCallID()
+	if call.Request == nil {
+		call.Request = convert.Marshal(t.Messages)
+	}
+	if call.Answer == nil && len(pending) > 0 {
+		var b bytes.Buffer
+		if models.EncodeHistory(&b, pending) == nil {
+			call.Answer = b.Bytes()
+		}
+	}
+	if call.LatencyMS == nil {
+		call.LatencyMS = &took
+	}
+	prompt := ""
+	for _, m := range pending {
+		if m.Role == models.RoleUser && prompt == "" {
+			prompt = m.Content
+		}
+		if m.Role == models.RoleAssistant {
+			if raw, ok := m.ExtraRaw("model"); ok && call.Model == "" {
+				_ = json.Unmarshal(raw, &call.Model)
+			}
+			if raw, ok := m.ExtraRaw("usage"); ok && call.Usage == nil {
+				call.Usage = raw
+			}
+		}
+	}
+	inv := audit.Invocation{AgentName: o.AgentName, Prompt: prompt, RawSessionHistory: t.History, PydanticMessagesCount: len(t.Messages),
+		SystemPrompt: o.SystemPrompt, Exchange: call}
+	if err := audit.Append(ctx, o.AuditDir, t.SessionID, inv); err != nil {
+		log.Warn("remstore middleware: audit dump failed", "session", t.SessionID, "err", err)
 	}
 }

@@ -282,7 +282,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 var routes = []string{
 	"POST /v1/sessions/{id}/messages", "POST /v1/messages", "GET /v1/sessions/{id}/messages", "GET /v1/lookup", "GET /v1/search",
 	"GET /v1/sessions", "GET /v1/sessions/{id}", "PATCH /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
-	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel",
+	"POST /v1/sessions/{id}/fork", "POST /v1/sessions/{id}/cancel", "POST /v1/sessions/{id}/audit",
 	"DELETE /v1/sessions/{id}/messages/last", "DELETE /v1/sessions/{id}/messages",
 	"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 }
@@ -304,6 +304,7 @@ func (s *Server) routes() {
 		"DELETE /v1/sessions/{id}":               s.withStore(s.deleteSession),
 		"POST /v1/sessions/{id}/fork":            s.withStore(s.forkSession),
 		"POST /v1/sessions/{id}/cancel":          s.withStore(s.cancelSession),
+		"POST /v1/sessions/{id}/audit":           s.withStore(s.postAudit),
 		"DELETE /v1/sessions/{id}/messages/last": s.withStore(s.popMessage),
 		"DELETE /v1/sessions/{id}/messages":      s.withStore(s.clearMessages),
 		"GET /healthz": func(w http.ResponseWriter, r *http.Request) {

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
 )
 
 // Store is where a Go agent keeps its conversation. Load returns the
@@ -77,6 +79,20 @@ func (l library) Clear(ctx context.Context, session string) error {
 
 func (l library) Lookup(ctx context.Context, key string) (string, error) {
 	return l.st.Lookup(ctx, key)
+}
+
+// RecordCall writes the call to the session's audit dump when
+// DEBUG_AUDIT_SESSION is set (settings: the process environment, read at
+// each call; DEBUG_AUDIT_DIR says where).
+func (l library) RecordCall(ctx context.Context, session string, r CallRecord) error {
+	cfg, err := settings.Load(settings.Options{NoDotEnv: true})
+	if err != nil || !cfg.AuditEnabled {
+		return err
+	}
+	if r.CallID == "" {
+		r.CallID = audit.NewCallID()
+	}
+	return audit.Append(ctx, cfg.AuditDir, session, audit.Invocation{Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
 }
 
 // The REM LOOKUP tool every adapter offers under its SDK's tool type, as
@@ -195,12 +211,13 @@ func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, t
 	if err := appendTurn([]models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
 		return models.HistoryMessage{}, err
 	}
+	rec, _ := st.(Recorder)
 	for range DefaultMaxRounds {
 		history, err := load()
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		answer, err := ask(ctx, history)
+		answer, err := askRecorded(ctx, rec, session, prompt, ask, history)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}

@@ -24,7 +24,8 @@ import (
 // Rows the messages then drop (deleted since they were indexed) are made
 // up for by asking for more candidates, up to maxSearchCandidates.
 const (
-	searchWalk          = 5000
+	searchWalk          = 5000 // docs walked for the first page; 20 per hit asked past it
+	maxSearchWalk       = 50_000
 	maxSearchCandidates = 50_000
 )
 
@@ -34,7 +35,7 @@ var (
 	// the first three (role and time: walkable).
 	walkHead = `SELECT m.session_id, m.message_id FROM (SELECT session_id, message_id, created_at, words FROM ` + migrations.SearchDocsTable + ` m
 		WHERE m.tenant_id = ?`
-	walkTail = ` ORDER BY m.created_at DESC, m.message_id DESC LIMIT ` + fmt.Sprint(searchWalk) + `) m
+	walkTail = ` ORDER BY m.created_at DESC, m.message_id DESC LIMIT ?) m
 		JOIN sessions s ON s.id = m.session_id
 		WHERE s.deleted_at IS NULL AND m.words @@ ?::tsquery
 		ORDER BY m.created_at DESC, m.message_id DESC LIMIT ?`
@@ -68,7 +69,7 @@ func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string,
 	need := o.Offset + o.Limit + 1
 	// The walk when the narrowing leaves most rows in (role, time); a
 	// session or an agent is few rows, found through the index.
-	walk := o.Session == "" && o.Agent == "" && need <= searchWalk/10
+	walk := o.Session == "" && o.Agent == "" && 20*need <= maxSearchWalk
 	var hits []SearchHit
 	var ids []uuid.UUID
 	for k := need; ; k = min(k*4, maxSearchCandidates) {
@@ -115,7 +116,8 @@ func (s *Store) docCandidates(ctx context.Context, tsq, filters string, args []a
 		return rows.Err()
 	}
 	if walk {
-		if err := read(walkHead+filters+walkTail, append(append([]any{s.userID}, args...), tsq, k)...); err != nil || len(mids) == k {
+		window := max(searchWalk, 20*k)
+		if err := read(walkHead+filters+walkTail, append(append([]any{s.userID}, args...), window, tsq, k)...); err != nil || len(mids) == k {
 			return sids, mids, err
 		}
 	}
