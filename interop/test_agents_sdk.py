@@ -147,3 +147,46 @@ def test_foreign_rows_become_items(serve):
             assert model.seen[0][:4] == items
 
     asyncio.run(main())
+
+
+def test_hooks_record_each_call_as_the_model_received_it(serve, tmp_path):
+    """Issue 41: with s.hooks(), each model call of a Runner run is in the
+    session's audit dump as the model received it: the instructions and the
+    input items get_response was given, the tools and settings, the output,
+    the usage, the time, and the history the session loaded."""
+    from agents import ModelSettings
+
+    srv = serve(DEBUG_AUDIT_SESSION="1", DEBUG_AUDIT_DIR=str(tmp_path))
+
+    class Capturing(FakeModel):
+        def __init__(self):
+            super().__init__()
+            self.got = []
+
+        async def get_response(self, system_instructions, input, model_settings, tools, *a, **k):
+            self.got.append((system_instructions, [dict(i) for i in input] if not isinstance(input, str) else input,
+                             model_settings, [t.name for t in tools]))
+            return await super().get_response(system_instructions, input, model_settings, tools, *a, **k)
+
+    async def main():
+        async with srv.async_client(unique("u")) as client:
+            s = RemstoreSession(unique("agents-audit"), client, compress=False)
+            model = Capturing()
+            agent = make_agent(model)
+            agent.model_settings = ModelSettings(temperature=0.2)
+            for p in PROMPTS[:2]:
+                await Runner.run(agent, p, session=s, hooks=s.hooks())
+            return s.session_id, model.got
+
+    sid, got = asyncio.run(main())
+    import yaml
+    invs = yaml.safe_load((tmp_path / f"{sid}.yaml").read_text())["invocations"]
+    assert len(invs) == len(got) == 4  # two turns, each a tool call and an answer
+    for inv, (system, items, settings, tools) in zip(invs, got):
+        assert inv["request"] == {"system_instructions": system, "input": json.loads(json.dumps(items))}
+        assert [t["name"] for t in inv["tools"]] == tools == ["add"]
+        assert inv["model_settings"]["temperature"] == settings.temperature == 0.2
+        assert inv["usage"]["input_tokens"] == 3 and inv["latency_ms"] > 0 and inv["agent_name"] == "calc"
+        assert inv["answer"][0]["type"] in ("function_call", "message")
+    assert invs[0]["prompt"] == "What is 2 + 3?" and invs[0]["raw_history_count"] == 0
+    assert invs[2]["raw_history_count"] == 4  # the second turn saw the first's four rows

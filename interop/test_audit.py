@@ -61,3 +61,53 @@ def test_audit_show(tmp_path):
     assert shown["session_id"] == sid and len(shown["invocations"]) == 1
     text = run(["audit", "show", sid, "--dir", str(tmp_path)]).stdout.decode()
     assert "REM LOOKUP session-" in text and "planner" in text
+
+
+def test_run_turn_records_the_call_as_the_model_received_it(serve, tmp_path):
+    """Issue 41: the record of a call is the call. A pydantic-ai agent run by
+    run_turn_sync against serve with auditing on: the invocation the load
+    recorded is completed with exactly what the FunctionModel received at its
+    last request (messages, tools, settings), every message the run added,
+    the model's name, the time and the usage; the peer's keys stay."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_core import to_jsonable_python
+
+    from remstore.pydantic_ai import run_turn_sync
+
+    seen = []
+
+    def model(messages, info: AgentInfo):
+        seen.append((list(messages), info))
+        if len(seen) == 1:
+            return ModelResponse(parts=[ToolCallPart("weather", {"city": "Oslo"}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("Cold, -3.")])
+
+    agent = Agent(FunctionModel(model), instructions="Answer in one line.", model_settings={"temperature": 0.3, "max_tokens": 50})
+
+    @agent.tool_plain
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return "-3"
+
+    s = serve(DEBUG_AUDIT_SESSION="1", DEBUG_AUDIT_DIR=str(tmp_path))
+    client = s.client("alice")
+    sid = "rec-" + uuid.uuid4().hex
+    client.store(sid, [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "before"}])
+    result = run_turn_sync(agent, client, sid, "Weather in Oslo?", system_prompt="You are a test.")
+    data = yaml.safe_load((tmp_path / f"{sid}.yaml").read_text())
+    (inv,) = data["invocations"]
+    messages, info = seen[-1]
+    assert inv["request"] == json.loads(ModelMessagesTypeAdapter.dump_json(messages))
+    assert [t["name"] for t in inv["tools"]] == ["weather"]
+    assert inv["tools"] == to_jsonable_python(info.function_tools)
+    assert inv["model_settings"] == to_jsonable_python(info.model_settings)
+    assert inv["model_settings"]["temperature"] == 0.3
+    assert inv["answer"] == json.loads(result.new_messages_json())
+    assert inv["model"] == result.all_messages()[-1].model_name
+    assert inv["latency_ms"] > 0 and inv["usage"]["requests"] == 2
+    assert inv["prompt"] == "Weather in Oslo?" and inv["system_prompt"] == "You are a test."
+    assert inv["raw_history_count"] == 2 and len(inv["call_id"]) == 32
+    for k in ["timestamp", "agent_name", "prompt", "raw_history_count", "pydantic_messages_count", "raw_session_history"]:
+        assert k in inv

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -572,6 +573,18 @@ type invView struct {
 	history  []auditMsg
 	Cut      int
 	Chars    int // characters of the history it saw
+	// What the caller recorded of the model call (audit.Exchange), "" or
+	// zero when it did not.
+	Model               string
+	Latency             float64 // ms; 0 with Measured false: not recorded
+	Measured            bool
+	UsageIn, UsageOut   int
+	HasUsage            bool
+	Tools               []string // the offered tools' names
+	ToolsJSON, Settings string
+	Request, Answer     string  // pretty JSON
+	Start, Dur          float64 // ms from the session's first call, and the call's duration (recorded, or to its answer's row)
+	BarX, BarW          int     // the waterfall bar, in thousandths of the calls' span
 }
 
 type auditMsg struct {
@@ -625,6 +638,7 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 	}
 	a.info, a.rows = info, map[string]rowRef{}
 	var first string
+	var answers []time.Time // the answers' times, in load order (time order)
 	i := 0
 	err = q.store.LoadEach(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true, Extras: true}, func(m models.HistoryMessage) error {
 		if m.Timestamp != nil {
@@ -633,6 +647,11 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 			}
 			in, out, _, model := usageOf(m)
 			a.rows[string(m.Role)+" "+*m.Timestamp] = rowRef{i, in, out, model}
+			if m.Role == models.RoleAssistant {
+				if t, err := time.Parse(time.RFC3339Nano, *m.Timestamp); err == nil {
+					answers = append(answers, t)
+				}
+			}
 		}
 		i++
 		return nil
@@ -663,6 +682,8 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 		for i := range a.invs {
 			a.invs[i].N = i
 		}
+		sort.Slice(answers, func(i, j int) bool { return answers[i].Before(answers[j]) })
+		waterfall(a.invs, answers)
 	}
 	return a, nil
 }
@@ -708,7 +729,8 @@ func invOf(inv map[string]any, file string) invView {
 		return 0
 	}
 	iv := invView{Time: str("timestamp"), Agent: str("agent_name"), Prompt: str("prompt"), System: str("system_prompt"), Raw: num("raw_history_count"),
-		Pydantic: num("pydantic_messages_count"), File: file}
+		Pydantic: num("pydantic_messages_count"), File: file, Model: str("model")}
+	exchangeOf(&iv, inv)
 	if ts, ok := inv["timestamp"].(fmt.Stringer); ok && iv.Time == "" {
 		iv.Time = ts.String()
 	}
@@ -729,6 +751,87 @@ func invOf(inv map[string]any, file string) invView {
 		iv.history = append(iv.history, am)
 	}
 	return iv
+}
+
+// exchangeOf reads what the caller recorded of the call (audit.Exchange's
+// keys) into iv.
+func exchangeOf(iv *invView, inv map[string]any) {
+	switch l := inv["latency_ms"].(type) {
+	case float64:
+		iv.Latency, iv.Measured = l, true
+	case int:
+		iv.Latency, iv.Measured = float64(l), true
+	}
+	if u, ok := inv["usage"].(map[string]any); ok {
+		// pydantic-ai and the SDKs' names for the same two counts.
+		for _, k := range []string{"input_tokens", "prompt_tokens", "request_tokens", "promptTokenCount"} {
+			if n, ok := u[k].(int); ok {
+				iv.UsageIn, iv.HasUsage = n, true
+				break
+			}
+		}
+		for _, k := range []string{"output_tokens", "completion_tokens", "response_tokens", "candidatesTokenCount"} {
+			if n, ok := u[k].(int); ok {
+				iv.UsageOut, iv.HasUsage = n, true
+				break
+			}
+		}
+	}
+	js := func(k string) string {
+		v, ok := inv[k]
+		if !ok || v == nil {
+			return ""
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return ""
+		}
+		return escapeBidi(pretty(b))
+	}
+	iv.ToolsJSON, iv.Settings, iv.Request, iv.Answer = js("tools"), js("model_settings"), js("request"), js("answer")
+	tools, _ := inv["tools"].([]any)
+	for _, t := range tools {
+		m, _ := t.(map[string]any)
+		if fn, ok := m["function"].(map[string]any); ok { // Chat Completions' {"type": "function", "function": {...}}
+			m = fn
+		}
+		if name, ok := m["name"].(string); ok {
+			iv.Tools = append(iv.Tools, name)
+		}
+	}
+}
+
+// waterfall places each call on the session's time line: its start from
+// the first call, and its duration, as recorded (latency_ms) or, when not,
+// up to the first answer stored after it and before the next call.
+func waterfall(invs []invView, answers []time.Time) {
+	if len(invs) == 0 {
+		return
+	}
+	at := make([]time.Time, len(invs))
+	for i := range invs {
+		at[i], _ = time.Parse(time.RFC3339Nano, invs[i].Time)
+	}
+	var span float64
+	for i := range invs {
+		iv := &invs[i]
+		iv.Start = float64(at[i].Sub(at[0]).Microseconds()) / 1000
+		iv.Dur = iv.Latency
+		if !iv.Measured {
+			j := sort.Search(len(answers), func(j int) bool { return answers[j].After(at[i]) })
+			if j < len(answers) && (i+1 == len(invs) || answers[j].Before(at[i+1])) {
+				iv.Dur = float64(answers[j].Sub(at[i]).Microseconds()) / 1000
+			}
+		}
+		span = max(span, iv.Start+iv.Dur)
+	}
+	if span <= 0 {
+		span = 1
+	}
+	for i := range invs {
+		invs[i].BarX = int(invs[i].Start / span * 1000)
+		invs[i].BarW = max(4, int(invs[i].Dur/span*1000))
+	}
 }
 
 func attributable(h []auditMsg, mine func(roleAndTime string) bool) bool {
@@ -787,6 +890,23 @@ var funcs = template.FuncMap{
 	"plural": func(n int, noun string) string {
 		return thousands(n) + " " + noun + map[bool]string{true: "", false: "s"}[n == 1]
 	},
+	"ms": millis,
+}
+
+// millis is a duration in milliseconds as people read it: "812 ms",
+// "3.4 s", "2 min 5 s"; "" for none.
+func millis(ms float64) string {
+	switch {
+	case ms <= 0:
+		return ""
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", int(ms/60_000), int(ms/1000)%60)
 }
 
 // thousands writes an integer with a comma between groups of three digits.

@@ -2,11 +2,13 @@ package viewer_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
@@ -189,5 +191,59 @@ func TestSearchPagePages(t *testing.T) {
 	answers := signedInGet(t, v, "/ui/search?q=paris&role=assistant")
 	if !strings.Contains(answers, "20 results") || strings.Count(answers, `class="hit"`) != 20 {
 		t.Fatalf("by role: %.800s", answers[max(strings.Index(answers, "hitcount"), 0):])
+	}
+}
+
+// Issue 41: a call completed by its caller shows what the model answered,
+// its latency, its own tokens, its model and the tools it was offered; the
+// audit page places the calls on a waterfall, with a duration derived from
+// the stored answer where no latency was recorded.
+func TestCallPageShowsTheExchange(t *testing.T) {
+	db := dbtest.NewSQLite(t)
+	clock := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice", Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.StoreMessages(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	h, _ := s.Load(ctx, "ex", sessionstore.LoadOptions{})
+	lat := 812.5
+	if err := audit.Append(ctx, dir, "ex", audit.Invocation{Timestamp: clock.Add(time.Second), AgentName: "a", Prompt: "weather?", RawSessionHistory: h,
+		Exchange: audit.Exchange{CallID: "c1", Model: "gpt-x", LatencyMS: &lat, Usage: json.RawMessage(`{"input_tokens":31,"output_tokens":4}`),
+			Tools:  json.RawMessage(`[{"type":"function","function":{"name":"get_weather"}},{"name":"rem_lookup"}]`),
+			Answer: json.RawMessage(`{"choices":[{"message":{"content":"Cold <i>today</i>."}}]}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	// A second call with no latency: its answer is stored 2.5 s after it.
+	if err := audit.Append(ctx, dir, "ex", audit.Invocation{Timestamp: clock.Add(3 * time.Second), AgentName: "a", Prompt: "and now?", RawSessionHistory: h}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(5500 * time.Millisecond)
+	if _, err := s.StoreMessages(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "and now?"}, {Role: "assistant", Content: "warm"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := signedInGet(t, v, "/ui/sessions/ex/audit/0")
+	for _, want := range []string{`id="callmodel"><bdi>gpt-x</bdi>`, `id="calllatency">812 ms`, `id="calltokens">31 in, 4 out`,
+		`<code><bdi>get_weather</bdi></code>, <code><bdi>rem_lookup</bdi></code>`, `Cold &lt;i&gt;today&lt;/i&gt;.`} {
+		if !strings.Contains(call, want) {
+			t.Errorf("call page lacks %s: %.3000s", want, call[max(strings.Index(call, "callinfo"), 0):])
+		}
+	}
+	page := signedInGet(t, v, "/ui/sessions/ex/audit")
+	// Call 0 starts the span and takes 812.5 ms; call 1 starts at 2,000 ms
+	// and lasts to its answer at 4,500 ms: the span is 4,500 ms.
+	for _, want := range []string{`812 ms</td>`, `2.5 s*</td>`, `<rect x="0" y="0" width="180" height="10"/>`, `<rect x="444" y="0" width="555" height="10"/>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("audit page lacks %s: %.4000s", want, page[max(strings.Index(page, "timeline"), 0):])
+		}
 	}
 }

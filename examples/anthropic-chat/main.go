@@ -11,8 +11,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/remstore/remstore/examples/internal/storeflag"
 	"github.com/remstore/remstore/models"
@@ -29,7 +31,9 @@ func main() {
 	if err != nil {
 		storeflag.Fail("anthropic-chat", err)
 	}
-	llm := anthropic.NewClient() // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+	// ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL; each call recorded as sent
+	// through sdk.Transport when DEBUG_AUDIT_SESSION is set.
+	llm := anthropic.NewClient(option.WithHTTPClient(&http.Client{Transport: sdk.Transport(nil)}))
 	tools := []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather",
 		Description: anthropic.String("The weather in a city"),
 		InputSchema: anthropic.ToolInputSchemaParam{Properties: storeflag.WeatherSchema["properties"], Required: []string{"city"}}}},

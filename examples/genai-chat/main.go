@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 
 	"google.golang.org/genai"
 
@@ -29,7 +30,9 @@ func main() {
 	if err != nil {
 		storeflag.Fail("genai-chat", err)
 	}
-	llm, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI}) // GOOGLE_API_KEY
+	// GOOGLE_API_KEY; each call recorded as sent through sdk.Transport when
+	// DEBUG_AUDIT_SESSION is set.
+	llm, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI, HTTPClient: &http.Client{Transport: sdk.Transport(nil)}})
 	if err != nil {
 		storeflag.Fail("genai-chat", err)
 	}

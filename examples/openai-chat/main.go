@@ -14,8 +14,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/remstore/remstore/examples/internal/storeflag"
@@ -33,7 +35,10 @@ func main() {
 	if err != nil {
 		storeflag.Fail("openai-chat", err)
 	}
-	llm := openai.NewClient() // OPENAI_API_KEY, OPENAI_BASE_URL
+	// OPENAI_API_KEY, OPENAI_BASE_URL. Through sdk.Transport, each model
+	// call's request and response go into the audit dump as sent and
+	// received, when DEBUG_AUDIT_SESSION is set.
+	llm := openai.NewClient(option.WithHTTPClient(&http.Client{Transport: sdk.Transport(nil)}))
 	tools := []openai.ChatCompletionToolUnionParam{
 		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather",
 			Description: openai.String("The weather in a city"), Parameters: storeflag.WeatherSchema}),

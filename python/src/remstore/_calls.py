@@ -56,11 +56,15 @@ class History(list):  # type: ignore[type-arg]
     (SessionMoved) rather than woven into it."""
 
     last: str | None = None
+    # The call id of the invocation an audited pydantic-ai load recorded
+    # (DEBUG_AUDIT_SESSION on the server): record_call(call_id=...) completes it.
+    audit_call: str | None = None
 
 
 def _history(items: list[Any], resp: httpx.Response) -> History:
     h = History(items)
     h.last = resp.headers.get("X-Remstore-Last")
+    h.audit_call = resp.headers.get("X-Remstore-Audit-Call")
     return h
 
 
@@ -437,6 +441,19 @@ def update_session(session: str, **changes: Any) -> Call[Session]:
 def fork(session: str, up_to: int | None, new_session_id: str | None) -> Call[Session]:
     return Call("POST", f"/v1/sessions/{_seg(session)}/fork", _as_json,
                 body=_json({k: v for k, v in {"up_to": up_to, "new_session_id": new_session_id}.items() if v is not None}),
+                headers={"Content-Type": "application/json"}, safety="unsent")
+
+
+RECORD_KEYS = frozenset({"call_id", "agent_name", "prompt", "history", "model", "model_settings", "tools", "request",
+                         "answer", "latency_ms", "usage"})
+
+
+def record_call(session: str, record: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    unknown = sorted(set(record) - RECORD_KEYS)
+    if unknown:
+        raise ValueError(f"record_call: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(RECORD_KEYS))}")
+    body = {k: v for k, v in record.items() if v is not None}
+    return Call("POST", f"/v1/sessions/{_seg(session)}/audit", _as_json, body=_json(body),
                 headers={"Content-Type": "application/json"}, safety="unsent")
 
 

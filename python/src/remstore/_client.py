@@ -153,6 +153,20 @@ class Client:
         and return it."""
         return self._send(c.fork(session, up_to, new_session_id))
 
+    def record_call(self, session: str, *, call_id: str | None = None, agent_name: str | None = None,
+                    prompt: str | None = None, history: Sequence[Mapping[str, Any]] | None = None,
+                    model: str | None = None, model_settings: Any = None, tools: Any = None, request: Any = None,
+                    answer: Any = None, latency_ms: float | None = None, usage: Any = None) -> dict[str, Any]:
+        """Record one model call in the session's audit dump on the server (DEBUG_AUDIT_SESSION there):
+        with call_id (History.audit_call of an audited load) it completes that load's invocation with
+        what the model received and answered; without it, it appends one with agent_name, prompt and
+        the history it saw. Returns {"recorded": bool, ...}; recorded is false when the server does
+        not audit. run_turn does this for a pydantic-ai agent."""
+        return self._send(c.record_call(session, dict(call_id=call_id, agent_name=agent_name, prompt=prompt,
+                                                      history=None if history is None else list(history), model=model,
+                                                      model_settings=model_settings, tools=tools, request=request,
+                                                      answer=answer, latency_ms=latency_ms, usage=usage)))
+
     def cancel(self, session: str, *, reason: str | None = None) -> Session:
         """Cancel the session, recording reason as a system message: it takes no new messages."""
         return self._send(c.cancel(session, reason))
@@ -267,6 +281,17 @@ class AsyncClient:
 
     async def fork(self, session: str, *, up_to: int | None = None, new_session_id: str | None = None) -> Session:
         return await self._send(c.fork(session, up_to, new_session_id))
+
+    async def record_call(self, session: str, *, call_id: str | None = None, agent_name: str | None = None,
+                          prompt: str | None = None, history: Sequence[Mapping[str, Any]] | None = None,
+                          model: str | None = None, model_settings: Any = None, tools: Any = None,
+                          request: Any = None, answer: Any = None, latency_ms: float | None = None,
+                          usage: Any = None) -> dict[str, Any]:
+        return await self._send(c.record_call(session, dict(call_id=call_id, agent_name=agent_name, prompt=prompt,
+                                                            history=None if history is None else list(history),
+                                                            model=model, model_settings=model_settings, tools=tools,
+                                                            request=request, answer=answer, latency_ms=latency_ms,
+                                                            usage=usage)))
 
     async def cancel(self, session: str, *, reason: str | None = None) -> Session:
         return await self._send(c.cancel(session, reason))

@@ -23,13 +23,17 @@ Agent(tools=[...]), for the hints a compressed history carries.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from ._calls import LOOKUP_DESCRIPTION, lookup_retry_text
 from ._client import AsyncClient
-from ._errors import BadRequest, NotFound
+from ._errors import BadRequest, NotFound, RemstoreError
+
+_log = logging.getLogger("remstore")
 
 __all__ = ["RemstoreSession", "item_to_message", "messages_to_items", "lookup_tool"]
 
@@ -198,6 +202,8 @@ class RemstoreSession:
         # The last message as this task last saw it: a ContextVar, so that
         # two runs racing on one session object each keep their own.
         self._last: ContextVar[str | None] = ContextVar(f"remstore_last_{id(self)}", default=None)
+        # The rows this task last loaded: the history an audited call saw.
+        self._rows: ContextVar[list[dict[str, Any]]] = ContextVar(f"remstore_rows_{id(self)}", default=[])
 
     async def aclose(self) -> None:
         """Close the client this session made (a client passed in is the caller's)."""
@@ -209,6 +215,7 @@ class RemstoreSession:
             return []
         rows = await self.client.load(self.session_id, compress=self.compress, extras=True, last_n=limit)
         self._last.set(rows.last)
+        self._rows.set(list(rows))
         for r in rows:
             for tc in r.get("tool_calls") or []:
                 name, args = _call_fields(tc)
@@ -223,6 +230,14 @@ class RemstoreSession:
         expect = self._last.get() if self.guard else None
         res = await self.client.store(self.session_id, msgs, expect_last=expect)
         self._last.set(res.get("last"))
+
+    def hooks(self) -> Any:
+        """RunHooks recording each model call of a run in this session's audit dump on the server
+        (DEBUG_AUDIT_SESSION there), as the model received it: the instructions and input items,
+        the tools and settings of the agent, the output, the usage and the time:
+        Runner.run(agent, input, session=s, hooks=s.hooks()). The SDK shows a session no model
+        call, so the record takes this one argument. Recording never fails the run."""
+        return _audit_hooks(self)
 
     async def pop_item(self) -> Any | None:
         self._last.set(None)  # the session's last message is another now
@@ -244,3 +259,55 @@ class RemstoreSession:
             await self.client.clear_messages(self.session_id)
         except NotFound:
             pass
+
+
+def _jsonable(v: Any) -> Any:
+    from pydantic_core import to_jsonable_python
+    return to_jsonable_python(v, fallback=repr)
+
+
+def _tool_json(t: Any) -> dict[str, Any]:
+    out = {"name": getattr(t, "name", type(t).__name__)}
+    for k in ("description", "params_json_schema", "strict_json_schema"):
+        if hasattr(t, k):
+            out[k] = _jsonable(getattr(t, k))
+    return out
+
+
+def _model_name(model: Any) -> str | None:
+    if model is None or isinstance(model, str):
+        return model
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) else type(model).__name__
+
+
+def _audit_hooks(session: RemstoreSession) -> Any:
+    from agents import RunHooks
+
+    class _AuditHooks(RunHooks[Any]):
+        def __init__(self) -> None:
+            self._start: tuple[float, str | None, list[Any], list[Any]] | None = None
+
+        async def on_llm_start(self, context: Any, agent: Any, system_prompt: str | None, input_items: list[Any]) -> None:
+            tools = await agent.get_all_tools(context)
+            self._start = (time.perf_counter(), system_prompt, [_jsonable(i) for i in input_items], tools)
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            if self._start is None:
+                return
+            start, system, items, tools = self._start
+            self._start = None
+            ms = (time.perf_counter() - start) * 1000
+            prompt = next((i.get("content") for i in reversed(items) if isinstance(i, dict) and i.get("role") == "user"
+                           and isinstance(i.get("content"), str)), None)
+            settings = agent.model_settings.to_json_dict() if hasattr(agent.model_settings, "to_json_dict") else None
+            try:
+                await session.client.record_call(
+                    session.session_id, agent_name=agent.name, prompt=prompt, history=session._rows.get(),
+                    model=_model_name(agent.model), model_settings=settings, tools=[_tool_json(t) for t in tools],
+                    request={"system_instructions": system, "input": items},
+                    answer=[_jsonable(o) for o in response.output], usage=_jsonable(response.usage), latency_ms=ms)
+            except RemstoreError as e:
+                _log.warning("remstore: recording the model call in the audit dump failed: %s", e)
+
+    return _AuditHooks()

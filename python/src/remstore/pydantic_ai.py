@@ -21,16 +21,25 @@ back (its guard goes with it).
 """
 from __future__ import annotations
 
+import json
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic_ai import Agent, ModelRetry, Tool
 from pydantic_ai.agent import AgentRunResult
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, UserPromptPart
+from pydantic_ai.models import Model, ModelRequestParameters, infer_model
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_core import to_jsonable_python
 
 from ._calls import LOOKUP_DESCRIPTION, History, lookup_retry_text
 from ._client import AsyncClient, Client
-from ._errors import BadRequest, NotFound
+from ._errors import BadRequest, NotFound, RemstoreError
+
+_log = logging.getLogger("remstore")
 
 __all__ = ["run_turn", "run_turn_sync", "lookup_tool", "last_turns", "LOOKUP_DESCRIPTION"]
 
@@ -53,15 +62,76 @@ def _history(history: History, turns: int | None) -> list[ModelMessage]:
     return list(history) if turns is None else last_turns(history, turns)
 
 
+class _Recording(WrapperModel):
+    """The agent's model, recording each request as the model receives it:
+    the messages, the settings and tools after the model prepared them, the
+    response and the time it took (SPEC §6, amended: the record of a call is
+    the call)."""
+
+    def __init__(self, wrapped: Model) -> None:
+        super().__init__(wrapped)
+        self.calls: list[tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters, ModelResponse, float]] = []
+
+    async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                      model_request_parameters: ModelRequestParameters) -> ModelResponse:
+        seen_settings, seen_params = self.wrapped.prepare_request(model_settings, model_request_parameters)
+        start = time.perf_counter()
+        response = await super().request(messages, model_settings, model_request_parameters)
+        self.calls.append((list(messages), seen_settings, seen_params, response, (time.perf_counter() - start) * 1000))
+        return response
+
+
+def _recording(agent: Agent[Any, Any], history: History, run_kwargs: dict[str, Any]) -> _Recording | None:
+    """A recording wrapper of the model this run uses, when the server
+    audits the call (the load named it) and the model is known."""
+    model = run_kwargs.get("model") or agent.model
+    if not history.audit_call or model is None:
+        return None
+    rec = _Recording(infer_model(model))
+    run_kwargs["model"] = rec
+    return rec
+
+
+def _exchange(rec: _Recording, result: AgentRunResult[Any], ms: float) -> dict[str, Any]:
+    """What the server's invocation gets: the messages the model received at
+    the run's last request (which hold the whole conversation, the prompt
+    and instructions included), the settings and tools it was given, every
+    message the run added, the run's time and usage."""
+    ex: dict[str, Any] = {"latency_ms": ms, "answer": json.loads(result.new_messages_json()),
+                          "usage": to_jsonable_python(result.usage())}
+    if rec.calls:
+        messages, settings, params, response, _ = rec.calls[-1]
+        ex["request"] = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
+        ex["tools"] = to_jsonable_python(list(params.function_tools))
+        ex["model_settings"] = to_jsonable_python(settings) if settings else None
+        ex["model"] = response.model_name
+    return ex
+
+
+def _record_failed(err: Exception) -> None:
+    # Auditing never fails the caller.
+    _log.warning("remstore: recording the call in the audit dump failed: %s", err)
+
+
 def run_turn_sync(agent: Agent[Any, Any], client: Client, session: str, prompt: str, *,
                   history_turns: int | None = None, system_prompt: str | None = None, guard: bool = True,
                   **run_kwargs: Any) -> AgentRunResult[Any]:
     """Load the session's history (its last history_turns turns when given;
     system_prompt replaces a stored one), run the agent on prompt with it,
-    store what the run added, guarded unless guard=False. Returns the result."""
-    history = client.load_pydantic_ai(session, system_prompt=system_prompt)
+    store what the run added, guarded unless guard=False. Returns the result.
+    When the server audits (DEBUG_AUDIT_SESSION), the call is recorded as the
+    model received it: messages, settings, tools, answer, time and usage."""
+    history = client.load_pydantic_ai(session, system_prompt=system_prompt, prompt=prompt)
+    rec = _recording(agent, history, run_kwargs)
+    start = time.perf_counter()
     result = agent.run_sync(prompt, message_history=_history(history, history_turns), **run_kwargs)
+    ms = (time.perf_counter() - start) * 1000
     client.store_pydantic_ai(session, result.new_messages(), expect_last=history.last if guard else None)
+    if rec is not None:
+        try:
+            client.record_call(session, call_id=history.audit_call, **_exchange(rec, result, ms))
+        except RemstoreError as e:
+            _record_failed(e)
     return result
 
 
@@ -69,9 +139,17 @@ async def run_turn(agent: Agent[Any, Any], client: AsyncClient, session: str, pr
                    history_turns: int | None = None, system_prompt: str | None = None, guard: bool = True,
                    **run_kwargs: Any) -> AgentRunResult[Any]:
     """The asyncio twin of run_turn_sync."""
-    history = await client.load_pydantic_ai(session, system_prompt=system_prompt)
+    history = await client.load_pydantic_ai(session, system_prompt=system_prompt, prompt=prompt)
+    rec = _recording(agent, history, run_kwargs)
+    start = time.perf_counter()
     result = await agent.run(prompt, message_history=_history(history, history_turns), **run_kwargs)
+    ms = (time.perf_counter() - start) * 1000
     await client.store_pydantic_ai(session, result.new_messages(), expect_last=history.last if guard else None)
+    if rec is not None:
+        try:
+            await client.record_call(session, call_id=history.audit_call, **_exchange(rec, result, ms))
+        except RemstoreError as e:
+            _record_failed(e)
     return result
 
 
