@@ -75,6 +75,14 @@ def main(path):
                   + f"**{100 * h['http_over_library']:.0f}%** | "
                   + (f"{100 * h['http_over_bare_http']:.0f}% |" if bare else "– |"))
 
+    if data.get("targets"):
+        print()
+        print("| target | goal | measured | met |")
+        print("|---|---|---:|---|")
+        for t in data["targets"]:
+            met = "not measured" if t.get("met") is None else ("**yes**" if t["met"] else "no")
+            print(f"| {t['name']} | {t['goal']} | {t['measured']} | {met} |")
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

@@ -227,6 +227,16 @@ func TestViewerInBrowser(t *testing.T) {
 		chromedp.Text("#calljson", &text, chromedp.ByID),
 		chromedp.Text("#callusage", &meta, chromedp.ByID),
 	)
+	// What the model received first and what it answered (issue 41).
+	var system, answer, model string
+	run("the call's system prompt and answer",
+		chromedp.Text("#systemprompt", &system, chromedp.ByID),
+		chromedp.Text("#callanswer", &answer, chromedp.ByID),
+		chromedp.Text("#callmodel", &model, chromedp.ByID),
+	)
+	if !strings.Contains(system, "You plan trips.") || !strings.Contains(answer, "Book the 9:40 train.") || model != "gpt-trip" {
+		t.Errorf("call page: system prompt %q, answer %.200q, model %q", system, answer, model)
+	}
 	if !strings.Contains(meta, "1,200 tokens in, 30 out, stored with 1 message") {
 		t.Errorf("call usage: %q", meta)
 	}

@@ -2,6 +2,7 @@ package viewer_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -106,7 +107,15 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit.RecordIn(ctx, f.auditDir, "trip", "planner", "second prompt", h2, 7)
+	// Recorded whole (issue 41): the system prompt remstore sent first, and
+	// what the model answered, completed by its caller.
+	lat := 1234.0
+	if err := audit.Append(ctx, f.auditDir, "trip", audit.Invocation{Timestamp: time.Now(), AgentName: "planner", Prompt: "second prompt",
+		RawSessionHistory: h2, PydanticMessagesCount: 7, SystemPrompt: "You plan trips.",
+		Exchange: audit.Exchange{CallID: "second", Model: "gpt-trip", LatencyMS: &lat,
+			Answer: json.RawMessage(`[{"kind":"response","parts":[{"part_kind":"text","content":"Book the 9:40 train."}]}]`)}}); err != nil {
+		t.Fatal(err)
+	}
 	// A second session of hers, compacted: a summary replaces all but the
 	// last 2 of its 6 messages.
 	var six []models.HistoryMessage

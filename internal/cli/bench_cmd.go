@@ -23,6 +23,7 @@ type benchOutput struct {
 	Concurrency []bench.ConcResult  `json:"concurrency"`
 	HTTP        []bench.HTTPResult  `json:"http"`
 	Flood       []bench.FloodResult `json:"search_flood,omitempty"`
+	Targets     []bench.Target      `json:"targets"`
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -169,6 +170,8 @@ func (o *benchOpts) run(e *env, parts map[string]bool) error {
 	if err := o.atScale(e, env, parts, &out); err != nil {
 		return err
 	}
+	out.Targets = bench.Targets(out.Workloads, out.Concurrency, out.HTTP)
+	printTargets(e, out.Targets)
 	if o.jsonFile != "" {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		if err := os.WriteFile(o.jsonFile, append(b, '\n'), 0o644); err != nil {
@@ -314,4 +317,16 @@ func (o *benchOpts) atScale(e *env, env *bench.Env, parts map[string]bool, out *
 			h.LibraryPerSec, h.LibraryP50MS, h.BarePerSec, h.BareP50MS, h.HTTPPerSec, h.HTTPP50MS, 100*h.BareRatio, 100*h.Ratio, 100*h.ServeOverBare)
 	}
 	return nil
+}
+
+// printTargets writes the targets table: each goal beside this run's figure.
+func printTargets(e *env, ts []bench.Target) {
+	fmt.Fprintf(e.stdout, "\n%-52s %9s %10s %s\n", "targets (this run)", "goal", "measured", "met")
+	for _, t := range ts {
+		met := "not measured"
+		if t.Met != nil {
+			met = map[bool]string{true: "yes", false: "no"}[*t.Met]
+		}
+		fmt.Fprintf(e.stdout, "%-52s %9s %10s %s\n", t.Name, t.Goal, t.Measured, met)
+	}
 }

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target is one of the performance targets (issues 28 and 45) as this run
+// measured it. Met is nil when the run did not measure it (a part left
+// out, no --peer).
+type Target struct {
+	Name     string `json:"name"`
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Met      *bool  `json:"met,omitempty"`
+}
+
+// Targets are the targets, in one table, from one run's figures: the same
+// rows remstore bench prints and docs/performance.md keeps.
+func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
+	work := map[string]Result{}
+	for _, r := range ws {
+		work[r.Name] = r
+	}
+	var out []Target
+	add := func(name, goal string, measured float64, ok, known bool, format string) {
+		t := Target{Name: name, Goal: goal, Measured: "-"}
+		if known {
+			t.Measured = fmt.Sprintf(format, measured)
+			t.Met = &ok
+		}
+		out = append(out, t)
+	}
+	// The pydantic-ai load of a realistic agent session beside the plain one.
+	for _, r := range ws {
+		if n, ok := strings.CutSuffix(r.Name, ": load as pydantic-ai"); ok {
+			if p, ok := work[n+": load"]; ok && p.MedianMS > 0 {
+				x := r.MedianMS / p.MedianMS
+				add(n+" as pydantic-ai / plain", "≤ 1.50x", x, x <= 1.5, true, "%.2fx")
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		max  float64
+	}{{"load+compress 10", 1.2}, {"load+compress 1000", 1.1}} {
+		r, ok := work[c.name]
+		add(c.name+" / one-SELECT floor", fmt.Sprintf("≤ %.2fx", c.max), r.RatioFloor, r.RatioFloor <= c.max, ok && r.FloorMS > 0, "%.2fx")
+	}
+	if small, large, x, ok := SweepRatio(ws); ok {
+		add(fmt.Sprintf("a turn into %s / into %s", strings.TrimPrefix(large.Name, "store turn into "), strings.TrimPrefix(small.Name, "store turn into ")),
+			"≤ 1.20", x, x <= 1.2, true, "%.2f")
+	} else {
+		add("a turn into the largest session / the smallest", "≤ 1.20", 0, false, false, "")
+	}
+	for _, h := range []string{"store a turn", "load 1000"} {
+		var r *HTTPResult
+		for i := range http {
+			if http[i].Name == h {
+				r = &http[i]
+			}
+		}
+		add("serve / library: "+h, "≥ 90%", ratio(r, func(r *HTTPResult) float64 { return 100 * r.Ratio }), r != nil && r.Ratio >= 0.9, r != nil, "%.0f%%")
+	}
+	var own *ConcResult
+	for i := range conc {
+		if conc[i].Writers == 32 && !conc[i].Shared {
+			own = &conc[i]
+		}
+	}
+	add("32 writers, own sessions / the Python service", "≥ 5.00x", ratio(own, func(c *ConcResult) float64 { return c.RatioPeer }),
+		own != nil && own.RatioPeer >= 5, own != nil && own.RatioPeer > 0, "%.2fx")
+	add("32 writers, own sessions: p99 / p50", "< 3.00x", ratio(own, func(c *ConcResult) float64 { return c.P99MS / c.P50MS }),
+		own != nil && own.P99MS < 3*own.P50MS, own != nil && own.P50MS > 0, "%.2fx")
+	return out
+}
+
+// ratio is f(r), or 0 for none.
+func ratio[T any](r *T, f func(*T) float64) float64 {
+	if r == nil {
+		return 0
+	}
+	return f(r)
+}

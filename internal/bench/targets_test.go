@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"testing"
+)
+
+// The targets table from hand-made figures: each row's measure and verdict
+// worked out by hand.
+func TestTargets(t *testing.T) {
+	ws := []Result{
+		{Name: "agent session 200: load", MedianMS: 2},
+		{Name: "agent session 200: load as pydantic-ai", MedianMS: 7},
+		{Name: "load+compress 10", FloorMS: 0.1, RatioFloor: 1.1},
+		{Name: "load+compress 1000", FloorMS: 1, RatioFloor: 1.3},
+		{Name: "store turn into 20", Size: 20, MedianMS: 1.0},
+		{Name: "store turn into 1000000", Size: 1_000_000, MedianMS: 1.1},
+	}
+	conc := []ConcResult{{Writers: 32, P50MS: 10, P99MS: 25, RatioPeer: 3.2}, {Writers: 32, Shared: true, P50MS: 1, P99MS: 100}}
+	http := []HTTPResult{{Name: "store a turn", Ratio: 0.84}, {Name: "load 1000", Ratio: 0.97}}
+	want := []struct{ name, measured, met string }{
+		{"agent session 200 as pydantic-ai / plain", "3.50x", "no"},
+		{"load+compress 10 / one-SELECT floor", "1.10x", "yes"},
+		{"load+compress 1000 / one-SELECT floor", "1.30x", "no"},
+		{"a turn into 1000000 / into 20", "1.10", "yes"},
+		{"serve / library: store a turn", "84%", "no"},
+		{"serve / library: load 1000", "97%", "yes"},
+		{"32 writers, own sessions / the Python service", "3.20x", "no"},
+		{"32 writers, own sessions: p99 / p50", "2.50x", "yes"},
+	}
+	got := Targets(ws, conc, http)
+	if len(got) != len(want) {
+		t.Fatalf("%d targets: %+v", len(got), got)
+	}
+	for i, w := range want {
+		met := "not measured"
+		if got[i].Met != nil {
+			met = map[bool]string{true: "yes", false: "no"}[*got[i].Met]
+		}
+		if got[i].Name != w.name || got[i].Measured != w.measured || met != w.met {
+			t.Errorf("row %d: %+v (met %s), want %+v", i, got[i], met, w)
+		}
+	}
+	// A run without the parts: every row there, none measured.
+	for _, tg := range Targets(nil, nil, nil) {
+		if tg.Met != nil || tg.Measured != "-" {
+			t.Errorf("measured from nothing: %+v", tg)
+		}
+	}
+}
