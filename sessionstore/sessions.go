@@ -236,6 +236,8 @@ type Stats struct {
 	Messages    int       `json:"messages"`
 	Chars       int64     `json:"chars"`
 	LastMessage time.Time `json:"last_message"`
+	// Failed counts the steps convert.Failure marks (failures.go).
+	Failed int `json:"failed"`
 }
 
 // SessionStats returns the Stats of each of the tenant's sessions among ids,
@@ -260,8 +262,12 @@ func (s *Store) SessionStats(ctx context.Context, ids []uuid.UUID) (map[uuid.UUI
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("session stats: %w", err)
 	}
+	failed, err := s.failedSteps(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
-		out[r.SessionID] = Stats{Messages: r.N, Chars: r.Chars, LastMessage: r.Last.Time.UTC()}
+		out[r.SessionID] = Stats{Messages: r.N, Chars: r.Chars, LastMessage: r.Last.Time.UTC(), Failed: failed[r.SessionID]}
 	}
 	return out, nil
 }

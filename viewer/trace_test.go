@@ -247,3 +247,39 @@ func TestCallPageShowsTheExchange(t *testing.T) {
 		}
 	}
 }
+
+// Issue 41: the sessions list counts each session's failed steps, links
+// them to the session's failed-steps view, and filters the page to the
+// sessions that have one.
+func TestSessionListMarksFailures(t *testing.T) {
+	db := dbtest.NewSQLite(t)
+	s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bad, err := s.StoreMessages(ctx, "bad", []models.HistoryMessage{{Role: "user", Content: "go"},
+		{Role: "assistant", Content: "", ToolCalls: []models.ToolCall{{ID: "c1", Name: "w", Arguments: "{}"}, {ID: "c2", Name: "w", Arguments: "{}"}}},
+		{Role: "tool", Content: `{"status": "error"}`, ToolCallID: "c1", ToolName: "w"},
+		{Role: "tool", Content: `{"is_error": true}`, ToolCallID: "c2", ToolName: "w"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StoreMessages(ctx, "good", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
+		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := `<a href="/ui/sessions/` + bad.SessionID.String() + `?failed=1" class="failedsteps" title="the failed steps of this session">2</a>`
+	list := signedInGet(t, v, "/ui/sessions")
+	if !strings.Contains(list, link) || strings.Count(list, `class="failedsteps"`) != 1 || !strings.Contains(list, ">good</bdi>") {
+		t.Fatalf("the list does not mark the one failing session: %.3000s", list[max(strings.Index(list, "<table"), 0):])
+	}
+	only := signedInGet(t, v, "/ui/sessions?failed=1")
+	if !strings.Contains(only, link) || strings.Contains(only, ">good</bdi>") {
+		t.Fatalf("the filter keeps other sessions: %.3000s", only[max(strings.Index(only, "<table"), 0):])
+	}
+}

@@ -373,14 +373,19 @@ func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request
 		Stats sessionstore.Stats
 		Last  time.Time
 	}
-	rows := make([]row, len(res.Sessions))
-	for i, s := range res.Sessions {
+	// Failed steps (issue 41): counted for the page's sessions; the filter
+	// keeps those of this page that have one.
+	failedOnly := qs.Get("failed") == "1"
+	rows := make([]row, 0, len(res.Sessions))
+	for _, s := range res.Sessions {
 		st := stats[s.ID]
 		last := s.UpdatedAt
 		if st.LastMessage.After(last) {
 			last = st.LastMessage
 		}
-		rows[i] = row{s, st, last}
+		if !failedOnly || st.Failed > 0 {
+			rows = append(rows, row{s, st, last})
+		}
 	}
 	// The cursor only goes forward; the pages before are remembered in the
 	// link itself (trail: the cursors of the pages before, "-" the first),
@@ -400,7 +405,7 @@ func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request
 		if len(trail) > 0 {
 			nq.Set("trail", strings.Join(trail, ","))
 		}
-		for _, k := range []string{"agent", "status", "limit"} {
+		for _, k := range []string{"agent", "status", "limit", "failed"} {
 			if qs.Get(k) != "" {
 				nq.Set(k, qs.Get(k))
 			}
@@ -422,6 +427,7 @@ func (v *Viewer) sessionsPage(w http.ResponseWriter, r *http.Request, q *request
 	}
 	d := v.base(q, "Sessions")
 	d["Rows"], d["Total"], d["Next"], d["Prev"], d["Agent"], d["Status"] = rows, res.Total, next, prev, qs.Get("agent"), qs.Get("status")
+	d["FailedOnly"] = failedOnly
 	d["Statuses"] = models.Statuses()
 	v.render(w, http.StatusOK, "sessions", d)
 	return nil

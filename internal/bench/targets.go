@@ -36,7 +36,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 		if n, ok := strings.CutSuffix(r.Name, ": load as pydantic-ai"); ok {
 			if p, ok := work[n+": load"]; ok && p.MedianMS > 0 {
 				x := r.MedianMS / p.MedianMS
-				add(n+" as pydantic-ai / plain", "≤ 1.50x", x, x <= 1.5, true, "%.2fx")
+				add(n+" as pydantic-ai / plain", "<= 1.50x", x, x <= 1.5, true, "%.2fx")
 			}
 		}
 	}
@@ -45,13 +45,13 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 		max  float64
 	}{{"load+compress 10", 1.2}, {"load+compress 1000", 1.1}} {
 		r, ok := work[c.name]
-		add(c.name+" / one-SELECT floor", fmt.Sprintf("≤ %.2fx", c.max), r.RatioFloor, r.RatioFloor <= c.max, ok && r.FloorMS > 0, "%.2fx")
+		add(c.name+" / one-SELECT floor", fmt.Sprintf("<= %.2fx", c.max), r.RatioFloor, r.RatioFloor <= c.max, ok && r.FloorMS > 0, "%.2fx")
 	}
 	if small, large, x, ok := SweepRatio(ws); ok {
 		add(fmt.Sprintf("a turn into %s / into %s", strings.TrimPrefix(large.Name, "store turn into "), strings.TrimPrefix(small.Name, "store turn into ")),
-			"≤ 1.20", x, x <= 1.2, true, "%.2f")
+			"<= 1.20", x, x <= 1.2, true, "%.2f")
 	} else {
-		add("a turn into the largest session / the smallest", "≤ 1.20", 0, false, false, "")
+		add("a turn into the largest session / the smallest", "<= 1.20", 0, false, false, "")
 	}
 	for _, h := range []string{"store a turn", "load 1000"} {
 		var r *HTTPResult
@@ -60,7 +60,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 				r = &http[i]
 			}
 		}
-		add("serve / library: "+h, "≥ 90%", ratio(r, func(r *HTTPResult) float64 { return 100 * r.Ratio }), r != nil && r.Ratio >= 0.9, r != nil, "%.0f%%")
+		add("serve / library: "+h, ">= 90%", ratio(r, func(r *HTTPResult) float64 { return 100 * r.Ratio }), r != nil && r.Ratio >= 0.9, r != nil, "%.0f%%")
 	}
 	var own *ConcResult
 	for i := range conc {
@@ -68,7 +68,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 			own = &conc[i]
 		}
 	}
-	add("32 writers, own sessions / the Python service", "≥ 5.00x", ratio(own, func(c *ConcResult) float64 { return c.RatioPeer }),
+	add("32 writers, own sessions / the Python service", ">= 5.00x", ratio(own, func(c *ConcResult) float64 { return c.RatioPeer }),
 		own != nil && own.RatioPeer >= 5, own != nil && own.RatioPeer > 0, "%.2fx")
 	add("32 writers, own sessions: p99 / p50", "< 3.00x", ratio(own, func(c *ConcResult) float64 { return c.P99MS / c.P50MS }),
 		own != nil && own.P99MS < 3*own.P50MS, own != nil && own.P50MS > 0, "%.2fx")
