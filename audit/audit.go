@@ -375,14 +375,11 @@ func setExchange(m *yaml.Node, ex Exchange) error {
 	if ex.Model != "" {
 		setMapValue(m, "model", strNode(ex.Model))
 	}
-	for _, f := range []struct {
-		key string
-		v   json.RawMessage
-	}{{"model_settings", ex.ModelSettings}, {"tools", ex.Tools}, {"request", ex.Request}, {"answer", ex.Answer}, {"usage", ex.Usage}} {
-		if len(f.v) == 0 {
+	for _, f := range ex.jsonFields() {
+		if len(*f.v) == 0 {
 			continue
 		}
-		n, err := jsonToNode(f.v)
+		n, err := jsonToNode(*f.v)
 		if err != nil {
 			return fmt.Errorf("audit %s: %w", f.key, err)
 		}

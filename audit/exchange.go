@@ -26,6 +26,37 @@ func NewCallID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// jsonField is one of an exchange's JSON values and its key.
+type jsonField struct {
+	key string
+	v   *json.RawMessage
+}
+
+// jsonFields are ex's JSON values by key, the one list the writer, the
+// check and Merge go through.
+func (ex *Exchange) jsonFields() []jsonField {
+	return []jsonField{{"model_settings", &ex.ModelSettings}, {"tools", &ex.Tools}, {"request", &ex.Request}, {"answer", &ex.Answer}, {"usage", &ex.Usage}}
+}
+
+// Merge sets what more says into ex: each field more has replaces ex's.
+func (ex *Exchange) Merge(more Exchange) {
+	src := more.jsonFields()
+	for i, f := range ex.jsonFields() {
+		if len(*src[i].v) > 0 {
+			*f.v = *src[i].v
+		}
+	}
+	if more.CallID != "" {
+		ex.CallID = more.CallID
+	}
+	if more.Model != "" {
+		ex.Model = more.Model
+	}
+	if more.LatencyMS != nil {
+		ex.LatencyMS = more.LatencyMS
+	}
+}
+
 // Check says what is wrong with an exchange a caller sent, naming the
 // field: nothing of it is written then.
 func (ex Exchange) Check() error {
@@ -36,18 +67,15 @@ func (ex Exchange) Check() error {
 	if err := models.CheckText(-1, "model", ex.Model, MaxModelName); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    json.RawMessage
-	}{{"model_settings", ex.ModelSettings}, {"tools", ex.Tools}, {"request", ex.Request}, {"answer", ex.Answer}, {"usage", ex.Usage}} {
-		if len(f.v) == 0 {
+	for _, f := range ex.jsonFields() {
+		if len(*f.v) == 0 {
 			continue
 		}
-		if !json.Valid(f.v) {
-			return bad(f.name, "not JSON")
+		if !json.Valid(*f.v) {
+			return bad(f.key, "not JSON")
 		}
-		if reason := models.CheckJSONValue(f.v); reason != "" {
-			return bad(f.name, reason)
+		if reason := models.CheckJSONValue(*f.v); reason != "" {
+			return bad(f.key, reason)
 		}
 	}
 	if l := ex.LatencyMS; l != nil && (math.IsNaN(*l) || *l < 0 || *l > MaxLatencyMS) { // JSON has no NaN; a Go caller may

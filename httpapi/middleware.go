@@ -42,21 +42,7 @@ func (t *Turn) RecordCall(ex audit.Exchange) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, f := range []struct {
-		dst *json.RawMessage
-		v   json.RawMessage
-	}{{&t.call.ModelSettings, ex.ModelSettings}, {&t.call.Tools, ex.Tools},
-		{&t.call.Request, ex.Request}, {&t.call.Answer, ex.Answer}, {&t.call.Usage, ex.Usage}} {
-		if len(f.v) > 0 {
-			*f.dst = f.v
-		}
-	}
-	if ex.Model != "" {
-		t.call.Model = ex.Model
-	}
-	if ex.LatencyMS != nil {
-		t.call.LatencyMS = ex.LatencyMS
-	}
+	t.call.Merge(ex)
 }
 
 // Record queues messages (the user's prompt, the agent's answer, tool

@@ -71,9 +71,9 @@ const APIKey = "agenttest-key-0123456789"
 
 // NewServeClient starts remstore serve's API in process on db (loads cut
 // at truncate) and returns a Go client of it acting as alice.
-func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Client {
+func NewServeClient(t testing.TB, db *repository.DB, truncate int, adjust ...func(*httpapi.Options)) *client.Client {
 	t.Helper()
-	url := NewServe(t, db, truncate)
+	url := NewServe(t, db, truncate, adjust...)
 	c, err := client.New(url, client.Options{APIKey: APIKey})
 	if err != nil {
 		t.Fatal(err)
@@ -83,22 +83,26 @@ func NewServeClient(t testing.TB, db *repository.DB, truncate int) *client.Clien
 
 // NewServe starts remstore serve's API in process on db (loads cut at
 // truncate; APIKey acts as alice) and returns its URL.
-func NewServe(t testing.TB, db *repository.DB, truncate int) string {
+func NewServe(t testing.TB, db *repository.DB, truncate int, adjust ...func(*httpapi.Options)) string {
 	t.Helper()
-	srv := httptest.NewServer(NewAPI(t, db, truncate))
+	srv := httptest.NewServer(NewAPI(t, db, truncate, adjust...))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 // NewAPI is NewServe's handler, for a test that starts and stops its server.
-func NewAPI(t testing.TB, db *repository.DB, truncate int) http.Handler {
+func NewAPI(t testing.TB, db *repository.DB, truncate int, adjust ...func(*httpapi.Options)) http.Handler {
 	t.Helper()
 	stores, err := sessionstore.NewStores(db, sessionstore.Options{TruncateLength: truncate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Options{Stores: stores, APIKeys: []httpapi.APIKey{{Key: APIKey, UserID: "alice"}},
-		Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	o := httpapi.Options{Stores: stores, APIKeys: []httpapi.APIKey{{Key: APIKey, UserID: "alice"}},
+		Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)}
+	for _, f := range adjust { // e.g. auditing on
+		f(&o)
+	}
+	api, err := httpapi.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,23 +3,19 @@ package remopenai_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/remstore/remstore/audit"
-	"github.com/remstore/remstore/client"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/internal/fakellm"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -50,7 +46,7 @@ func TestChatCallsAreRecordedAsSent(t *testing.T) {
 				}
 				st = sdk.Library(s)
 			} else {
-				st = auditedServe(t, db, dir).Agent()
+				st = agenttest.NewServeClient(t, db, 0, func(o *httpapi.Options) { o.AuditEnabled, o.AuditDir = true, dir }).Agent()
 			}
 			tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
 				return sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)), nil
@@ -102,26 +98,4 @@ func canon(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// auditedServe is serve's API on db with auditing into dir, and a client
-// acting as alice.
-func auditedServe(t *testing.T, db *repository.DB, dir string) *client.Client {
-	t.Helper()
-	stores, err := sessionstore.NewStores(db, sessionstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := httpapi.New(httpapi.Options{Stores: stores, APIKeys: []httpapi.APIKey{{Key: agenttest.APIKey, UserID: "alice"}},
-		Registry: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler), AuditEnabled: true, AuditDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL, client.Options{APIKey: agenttest.APIKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
