@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
