@@ -584,14 +584,47 @@ func (s *Store) allRows(ctx context.Context, db conn, sid uuid.UUID) ([]storedRo
 }
 
 // compactRaw drops the whitespace PostgreSQL prints in jsonb text, so both
-// dialects hand out the same bytes.
+// dialects hand out the same bytes. The text is the database's own print of
+// a JSON value (jsonb, or SQLite's JSON written by remstore), valid already:
+// json.Compact's validation of it again was 16% of a pydantic-ai load
+// (issue 45); compactJSONText is 4x faster and gives the same bytes for
+// valid JSON (FuzzCompactJSONText).
 func compactRaw(b []byte) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		return json.RawMessage(bytes.Clone(b))
+	return compactJSONText(b)
+}
+
+// compactJSONText drops the whitespace between the tokens of valid JSON
+// text, and nothing inside its strings: what json.Compact does, without
+// validating again what the database printed (a string is copied in one
+// piece up to its closing quote).
+func compactJSONText(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case ' ', '\n', '\t', '\r':
+		case '"':
+			j := i + 1
+			for j < len(b) {
+				k := bytes.IndexAny(b[j:], `"\\`)
+				if k < 0 {
+					j = len(b)
+					break
+				}
+				j += k
+				if b[j] == '"' {
+					break
+				}
+				j += 2 // an escape and what it escapes
+			}
+			end := min(j+1, len(b))
+			out = append(out, b[i:end]...)
+			i = end - 1
+		default:
+			out = append(out, c)
+		}
 	}
-	return out.Bytes()
+	return out
 }
