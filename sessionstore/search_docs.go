@@ -147,7 +147,7 @@ func (s *Store) catchUp(ctx context.Context) (bool, error) {
 	if s.db.pool == nil {
 		return false, nil
 	}
-	r, err := indexSearch(ctx, s.db.pool, searchCatchUp)
+	r, err := indexSearch(ctx, s.db.pool, searchCatchUp, searchCatchUp)
 	if err == nil {
 		return r.Pending, nil
 	}

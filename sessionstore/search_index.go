@@ -34,8 +34,18 @@ const (
 )
 
 // indexLock is the advisory lock one indexer at a time holds (for a batch's
-// transaction): two would index the same rows twice.
-const indexLock int64 = 0x72656d5f73726368 // "rem_srch"
+// transaction): two would index the same rows twice. Its second key is the
+// queue table's oid, so the indexers of two schemas of one database (or two
+// test schemas) do not wait for each other.
+const indexLock int32 = 0x72656d5f // "rem_"
+
+// lockSQL takes the indexer's lock: at once or not at all (serve's loop),
+// or waiting up to the lock_timeout the transaction set (a search, whose
+// words must be in before it reads them).
+var lockSQL = map[bool]string{
+	false: `SELECT pg_try_advisory_xact_lock($1, '` + migrations.SearchQueueTable + `'::regclass::oid::int4)`,
+	true:  `SELECT true FROM pg_advisory_xact_lock($1, '` + migrations.SearchQueueTable + `'::regclass::oid::int4)`,
+}
 
 // IndexResult says what a run of the indexer did.
 type IndexResult struct {
@@ -51,14 +61,16 @@ func IndexSearch(ctx context.Context, db *repository.DB, budget time.Duration) (
 	if !db.Postgres() || db.Pool == nil {
 		return IndexResult{}, nil
 	}
-	return indexSearch(ctx, db.Pool, budget)
+	return indexSearch(ctx, db.Pool, budget, 0)
 }
 
-func indexSearch(ctx context.Context, pool *pgxpool.Pool, budget time.Duration) (IndexResult, error) {
+// indexSearch is IndexSearch; wait > 0 waits that long for another
+// indexer's batch instead of leaving at once.
+func indexSearch(ctx context.Context, pool *pgxpool.Pool, budget, wait time.Duration) (IndexResult, error) {
 	var r IndexResult
 	start := time.Now()
 	for {
-		n, more, err := indexOnce(ctx, pool)
+		n, more, err := indexOnce(ctx, pool, wait)
 		r.Indexed += n
 		if err != nil {
 			return r, err
@@ -109,10 +121,21 @@ func IndexSearchEvery(ctx context.Context, db *repository.DB, period time.Durati
 // are deleted in the same snapshot (repeatable read), so a message noted
 // again while it ran is noted still and indexed by the next batch. more:
 // a full batch was read, or another indexer holds the lock.
-func indexOnce(ctx context.Context, pool *pgxpool.Pool) (n int, more bool, err error) {
+func indexOnce(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) (n int, more bool, err error) {
 	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		if wait > 0 {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", wait.Milliseconds())); err != nil {
+				return err
+			}
+		}
 		var got bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, indexLock).Scan(&got); err != nil {
+		err := tx.QueryRow(ctx, lockSQL[wait > 0], indexLock).Scan(&got)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" { // lock_timeout: the other indexer is still at it
+			more = true
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		if !got {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -82,4 +83,43 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The indexer's lock is per queue table: another schema's indexer at work
+// does not stop this one (two test schemas in one database made searches
+// miss what was just stored); and a search waits for its own schema's
+// other indexer, within its catch-up bound, then finds what was stored.
+func TestIndexerLockIsPerSchemaAndWaited(t *testing.T) {
+	t.Parallel()
+	a, b := dbtest.NewPostgres(t), dbtest.NewPostgres(t)
+	sa, _ := sessionstore.New(a, sessionstore.Options{UserID: "lk"})
+	sb, _ := sessionstore.New(b, sessionstore.Options{UserID: "lk"})
+	hold := func(db *repository.DB, d time.Duration) {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bool
+		if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?, '"+migrations.SearchQueueTable+"'::regclass::oid::int4)", 0x72656d5f).Scan(&got); err != nil || !got {
+			_ = tx.Rollback()
+			t.Fatalf("hold the lock: %v %v", got, err)
+		}
+		time.AfterFunc(d, func() { _ = tx.Rollback() })
+	}
+	// A's indexer busy for a long while: B indexes all the same.
+	hold(a, time.Second)
+	store(t, sb, "s", msg("user", "a wombat in schema b"))
+	if r, err := sessionstore.IndexSearch(ctx, b, 0); err != nil || r.Pending || r.Indexed != 1 {
+		t.Fatalf("schema b's indexer beside schema a's: %+v %v", r, err)
+	}
+	// B's indexer busy for 100 ms: a search in B waits for it and then
+	// finds the message stored meanwhile.
+	store(t, sb, "s", msg("user", "a numbat too"))
+	hold(b, 100*time.Millisecond)
+	r, err := sb.SearchPage(ctx, sessionstore.SearchOptions{Query: "numbat"})
+	if err != nil || len(r.Hits) != 1 || r.Indexing {
+		t.Fatalf("search behind another indexer: %+v %v", r, err)
+	}
+	_ = sa
 }
