@@ -388,7 +388,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error 
 // GET /v1/search?q=&in=content|tool|key|agent&limit=
 func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error {
 	q := r.URL.Query()
-	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session"), Agent: q.Get("agent")}
+	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session"), Agent: q.Get("agent"), Tool: q.Get("tool")}
 	for _, p := range []struct {
 		name string
 		to   *int

@@ -145,6 +145,9 @@ func TestSearchRoute(t *testing.T) {
 		{"/v1/search?q=x&offset=many", "alice", 400, `"field":"offset"`},
 		{"/v1/search?q=x&role=robot", "alice", 400, `"field":"role"`},
 		{"/v1/search?q=x&after=yesterday", "alice", 400, `"field":"after"`},
+		{"/v1/search?q=LISBON&tool=weather", "alice", 200, `{"hits":[],"more":false}`}, // the user's message is no tool's
+		{"/v1/search?q=get&in=tool&tool=WEATHER", "alice", 200, `"tool_name":"get_weather"`},
+		{"/v1/search?q=x&tool=%00", "alice", 400, `"field":"tool"`},
 	} {
 		code, body, _ := do(t, s, call{method: "GET", path: c.path, user: c.user})
 		if code != c.code || !strings.Contains(body, c.want) {

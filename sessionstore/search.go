@@ -59,9 +59,12 @@ type SearchOptions struct {
 	// name holds Agent (any case), stored at or after After and before
 	// Before; Offset skips that many hits of the newest first
 	// (SearchResult.More says whether a next page exists).
-	Role          string
-	Session       string
-	Agent         string
+	Role    string
+	Session string
+	Agent   string
+	// Tool narrows to tool results of a tool, and answers that called
+	// one, whose name holds Tool (any case).
+	Tool          string
 	After, Before time.Time
 	Offset        int
 }
@@ -121,17 +124,19 @@ func (o *SearchOptions) check() error {
 	if o.Offset < 0 || o.Offset > MaxSearchOffset {
 		return fieldErr(-1, "offset", "must be from 0 to %d", MaxSearchOffset)
 	}
-	narrowed := o.Role != "" || o.Session != "" || o.Agent != "" || !o.After.IsZero() || !o.Before.IsZero() || o.Offset > 0
+	narrowed := o.Role != "" || o.Session != "" || o.Agent != "" || o.Tool != "" || !o.After.IsZero() || !o.Before.IsZero() || o.Offset > 0
 	if narrowed && o.In != SearchContent && o.In != SearchTool {
-		return fieldErr(-1, "in", "role, session, agent, after, before and offset narrow a content or tool search, not %q", o.In)
+		return fieldErr(-1, "in", "role, session, agent, tool, after, before and offset narrow a content or tool search, not %q", o.In)
 	}
 	if o.Role != "" {
 		if err := models.CheckRole(-1, models.Role(o.Role)); err != nil {
 			return fieldErr(-1, "role", "%q is not a role (%s)", truncate(o.Role, 40), strings.Join(roleNames(), ", "))
 		}
 	}
-	if err := CheckText(-1, "agent", o.Agent, MaxSearchQuery); err != nil {
-		return err
+	for _, f := range []struct{ name, v string }{{"agent", o.Agent}, {"tool", o.Tool}} {
+		if err := CheckText(-1, f.name, f.v, MaxSearchQuery); err != nil {
+			return err
+		}
 	}
 	if !o.After.IsZero() && !o.Before.IsZero() && !o.Before.After(o.After) {
 		return fieldErr(-1, "before", "must be after after")
@@ -166,15 +171,23 @@ var searchQueries = map[bool]struct{ content, tool string }{
 		content: searchSelectFrom(true, `m.metadata->>'tool_name'`, `unnest(?::uuid[], ?::uuid[]) AS h(sid, mid)
 			JOIN messages m ON m.session_id = h.sid AND m.id = h.mid`),
 		tool: searchSelect(true, `COALESCE(m.metadata->>'tool_name', (SELECT c->>'name' FROM `+pgCalls+` c WHERE lower(c->>'name') LIKE ? ESCAPE '\' LIMIT 1))`) +
-			` AND (m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
-			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + pgCalls + ` c WHERE lower(c->>'name') LIKE ? ESCAPE '\'))`,
+			toolMatch[true],
 	},
 	false: {
 		content: searchSelect(false, `json_extract(m.metadata, '$.tool_name')`) + ` AND m.rowid IN (SELECT rowid FROM remstore_search WHERE remstore_search MATCH ?)`,
 		tool: searchSelect(false, `COALESCE(json_extract(m.metadata, '$.tool_name'), (SELECT json_extract(c.value, '$.name') FROM `+liteCalls+` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\' LIMIT 1))`) +
-			` AND (m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
-			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + liteCalls + ` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\'))`,
+			toolMatch[false],
 	},
+}
+
+// toolMatch is what a tool search finds, and what its Tool filter keeps: a
+// tool row of a tool whose name holds the pattern, or an answer that
+// called one (two pattern arguments).
+var toolMatch = map[bool]string{
+	true: ` AND (m.role = 'tool' AND lower(m.metadata->>'tool_name') LIKE ? ESCAPE '\'
+			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + pgCalls + ` c WHERE lower(c->>'name') LIKE ? ESCAPE '\'))`,
+	false: ` AND (m.role = 'tool' AND lower(json_extract(m.metadata, '$.tool_name')) LIKE ? ESCAPE '\'
+			OR m.role IN ('assistant', '') AND EXISTS (SELECT 1 FROM ` + liteCalls + ` c WHERE lower(json_extract(c.value, '$.name')) LIKE ? ESCAPE '\'))`,
 }
 
 // The calls an answer stored (the tool_calls column's items), as rows: a
@@ -248,7 +261,7 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		hits, err := s.searchAgent(ctx, o)
 		return SearchResult{Hits: hits}, err
 	}
-	filters, args, err := s.searchFilters(ctx, o)
+	filters, args, err := s.searchFilters(ctx, o, true)
 	if errors.Is(err, ErrNotFound) { // a session the tenant does not have holds no hit
 		return SearchResult{}, nil
 	}
@@ -256,7 +269,11 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		return SearchResult{}, err
 	}
 	if o.In == SearchContent && s.sql.Postgres {
-		return s.searchDocs(ctx, o, filters, args)
+		docFilters, docArgs, err := s.searchFilters(ctx, o, false)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		return s.searchDocs(ctx, o, docFilters, docArgs, filters, args)
 	}
 	q := searchQueries[s.sql.Postgres]
 	var text string
@@ -332,7 +349,7 @@ func (s *Store) searchPage(ctx context.Context, hits []SearchHit, ids []uuid.UUI
 // order the statement takes them. A session is named by key or UUID and
 // resolved as everywhere (sessionOf); one the tenant does not have is
 // ErrNotFound.
-func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []any, error) {
+func (s *Store) searchFilters(ctx context.Context, o SearchOptions, rows bool) (string, []any, error) {
 	var b strings.Builder
 	var args []any
 	if o.Role != "" {
@@ -350,6 +367,10 @@ func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []a
 	if o.Agent != "" {
 		b.WriteString(` AND lower(s.agent_name) LIKE ? ESCAPE '\'`)
 		args = append(args, likePattern(o.Agent))
+	}
+	if o.Tool != "" && rows { // read off the message: the docs of PostgreSQL's index do not keep it
+		b.WriteString(toolMatch[s.sql.Postgres])
+		args = append(args, likePattern(o.Tool), likePattern(o.Tool))
 	}
 	// created_at as each database compares it: a timestamp on PostgreSQL,
 	// the text bun stores on SQLite (UTC, trailing zeros dropped, which

@@ -61,7 +61,8 @@ func tsQuery(ws []string) string {
 }
 
 // searchDocs is SearchPage's content search on PostgreSQL.
-func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string, args []any) (SearchResult, error) {
+// filters narrow the docs, rowFilters the messages (the same and the tool).
+func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string, args []any, rowFilters string, rowArgs []any) (SearchResult, error) {
 	indexing, err := s.catchUp(ctx)
 	if err != nil {
 		return SearchResult{}, err
@@ -69,8 +70,10 @@ func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string,
 	tsq := tsQuery(searchWords(o.Query))
 	need := o.Offset + o.Limit + 1
 	// The walk when the narrowing leaves most rows in (role, time); a
-	// session or an agent is few rows, found through the index.
-	walk := o.Session == "" && o.Agent == "" && 20*need <= maxSearchWalk
+	// session, an agent or a tool is few rows, found through the index (a
+	// tool's rows are told apart by the messages themselves: candidates
+	// are asked for until enough of them are its).
+	walk := o.Session == "" && o.Agent == "" && o.Tool == "" && 20*need <= maxSearchWalk
 	var hits []SearchHit
 	var ids []uuid.UUID
 	for k := need; ; k = min(k*4, maxSearchCandidates) {
@@ -82,8 +85,8 @@ func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string,
 		if len(mids) == 0 {
 			break
 		}
-		text := searchQueries[true].content + filters + searchOrder
-		hits, ids, err = s.searchRows(ctx, o, text, append(append([]any{pgdialect.Array(texts(sids)), pgdialect.Array(texts(mids))}, args...), s.userID))
+		text := searchQueries[true].content + rowFilters + searchOrder
+		hits, ids, err = s.searchRows(ctx, o, text, append(append([]any{pgdialect.Array(texts(sids)), pgdialect.Array(texts(mids))}, rowArgs...), s.userID))
 		if err != nil {
 			return SearchResult{}, err
 		}

@@ -123,3 +123,42 @@ func TestToolSearchFindsTheCalls(t *testing.T) {
 		}
 	})
 }
+
+// Issue 41: a content search narrowed to a tool keeps that tool's results
+// and the answers that called it, on every database; the walk of the newest
+// messages is not taken then (a tool's rows are told apart by the messages).
+func TestContentSearchByTool(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
+		s := mk("A")
+		store(t, s, "calls", msg("user", "oslo weather and oslo time?"),
+			models.HistoryMessage{Role: "assistant", Content: "checking oslo", ToolCalls: []models.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"oslo"}`}}},
+			models.HistoryMessage{Role: "tool", Content: `{"city": "oslo", "celsius": 3}`, ToolCallID: "c1", ToolName: "get_weather"},
+			models.HistoryMessage{Role: "assistant", Content: "oslo clock", ToolCalls: []models.ToolCall{{ID: "c2", Name: "clock", Arguments: `{}`}}},
+			models.HistoryMessage{Role: "tool", Content: `{"oslo": "12:00"}`, ToolCallID: "c2", ToolName: "clock"},
+			models.HistoryMessage{Role: "assistant", Content: "oslo: 3 degrees at noon"})
+		for _, tc := range []struct {
+			tool, want string // hits newest first, role:index
+		}{
+			{"WEATHER", "tool:2 assistant:1 "},
+			{"clock", "tool:4 assistant:3 "},
+			{"nothing", ""},
+			{"", "assistant:5 tool:4 assistant:3 tool:2 assistant:1 user:0 "},
+		} {
+			hits, err := s.Search(ctx, sessionstore.SearchOptions{Query: "oslo", Tool: tc.tool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, h := range hits {
+				got += fmt.Sprintf("%s:%d ", h.Role, h.Index)
+			}
+			if got != tc.want {
+				t.Errorf("oslo, tool %q: %q, want %q", tc.tool, got, tc.want)
+			}
+		}
+		if _, err := s.Search(ctx, sessionstore.SearchOptions{Query: "oslo", Tool: "a\x00b"}); err == nil {
+			t.Error("a NUL in tool is not refused")
+		}
+	})
+}

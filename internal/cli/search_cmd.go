@@ -105,6 +105,7 @@ import of many messages.`,
 	f.StringVar(&o.Role, "role", "", "only messages of this role (content and tool searches)")
 	f.StringVar(&o.Session, "session-id", "", "only messages of this session, by key or UUID (content and tool searches)")
 	f.StringVar(&o.Agent, "agent", "", "only messages of sessions whose agent name holds this, any case (content and tool searches)")
+	f.StringVar(&o.Tool, "tool", "", "only the results of a tool whose name holds this, any case, and the answers that called one (content and tool searches)")
 	f.StringVar(&after, "after", "", "only messages stored at or after this RFC 3339 time")
 	f.StringVar(&before, "before", "", "only messages stored before this RFC 3339 time")
 	f.BoolVar(&index, "index", false, "PostgreSQL: index every message waiting for search's index now")

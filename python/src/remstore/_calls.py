@@ -405,13 +405,13 @@ def lookup(key: str) -> Call[str]:
 
 def search(q: str, in_: str, limit: int | None, role: str | None = None, session: str | None = None,
            after: datetime | str | None = None, before: datetime | str | None = None,
-           offset: int | None = None, agent: str | None = None) -> Call[list[SearchHit]]:
+           offset: int | None = None, agent: str | None = None, tool: str | None = None) -> Call[list[SearchHit]]:
     if not isinstance(q, str) or not q.strip():
         raise ValueError("q must be a non-empty string")
     return Call("GET", "/v1/search", lambda r: r.json()["hits"],
                 params=_params(q=q, **{"in": in_}, limit=None if limit is None else str(limit), role=role, session=session,
                                after=_time(after), before=_time(before), offset=None if offset is None else str(offset),
-                               agent=agent))
+                               agent=agent, tool=tool))
 
 
 def list_sessions(status: str | Sequence[str] | None, agent: str | None, owner: str | None,

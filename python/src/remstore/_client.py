@@ -115,12 +115,13 @@ class Client:
     def search(self, q: str, *, in_: str = "content", limit: int | None = None, role: str | None = None,
                session: str | None = None, after: datetime | str | None = None,
                before: datetime | str | None = None, offset: int | None = None,
-               agent: str | None = None) -> list[SearchHit]:
+               agent: str | None = None, tool: str | None = None) -> list[SearchHit]:
         """The user's messages by the words of their content (every word or its start, any case),
         by part of a tool or agent name (in_="tool", "agent"), or a REM LOOKUP key (in_="key");
         newest first. A content or tool search narrows to a role, a session, an agent (part of
-        its name), a time window (after inclusive, before exclusive) and pages with offset."""
-        return self._send(c.search(q, in_, limit, role, session, after, before, offset, agent))
+        its name), a tool (part of its name: its results and the answers that called it), a time
+        window (after inclusive, before exclusive) and pages with offset."""
+        return self._send(c.search(q, in_, limit, role, session, after, before, offset, agent, tool))
 
     def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                       owner: str | None = None, created_after: datetime | str | None = None,
@@ -255,8 +256,8 @@ class AsyncClient:
     async def search(self, q: str, *, in_: str = "content", limit: int | None = None, role: str | None = None,
                      session: str | None = None, after: datetime | str | None = None,
                      before: datetime | str | None = None, offset: int | None = None,
-                     agent: str | None = None) -> list[SearchHit]:
-        return await self._send(c.search(q, in_, limit, role, session, after, before, offset, agent))
+                     agent: str | None = None, tool: str | None = None) -> list[SearchHit]:
+        return await self._send(c.search(q, in_, limit, role, session, after, before, offset, agent, tool))
 
     async def list_sessions(self, *, status: str | Sequence[str] | None = None, agent: str | None = None,
                             owner: str | None = None, created_after: datetime | str | None = None,
