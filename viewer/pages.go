@@ -1130,9 +1130,9 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) error {
 	qs := r.URL.Query()
 	d := v.base(q, "Search")
-	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in"), Role: qs.Get("role")}
+	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in"), Role: qs.Get("role"), Tool: qs.Get("tool")}
 	o.Offset, _ = strconv.Atoi(qs.Get("offset"))
-	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, canonicalRoles()
+	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"], d["Tool"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, canonicalRoles(), o.Tool
 	if strings.TrimSpace(o.Query) == "" {
 		v.render(w, http.StatusOK, "search", d)
 		return nil
@@ -1183,6 +1183,9 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		u := url.Values{"q": {o.Query}, "in": {qs.Get("in")}, "offset": {strconv.Itoa(offset)}}
 		if o.Role != "" {
 			u.Set("role", o.Role)
+		}
+		if o.Tool != "" {
+			u.Set("tool", o.Tool)
 		}
 		return "/ui/search?" + u.Encode()
 	}

@@ -192,6 +192,11 @@ func TestSearchPagePages(t *testing.T) {
 	if !strings.Contains(answers, "20 results") || strings.Count(answers, `class="hit"`) != 20 {
 		t.Fatalf("by role: %.800s", answers[max(strings.Index(answers, "hitcount"), 0):])
 	}
+	// By tool: none of these notes is a tool's; the box keeps what it was given.
+	tool := signedInGet(t, v, "/ui/search?q=paris&tool=weather")
+	if !strings.Contains(tool, "0 results") || !strings.Contains(tool, `id="tool" value="weather"`) && !strings.Contains(tool, `value="weather" placeholder="tool"`) {
+		t.Fatalf("by tool: %.1500s", tool[max(strings.Index(tool, "searchform"), 0):])
+	}
 }
 
 // Issue 41: a call completed by its caller shows what the model answered,
