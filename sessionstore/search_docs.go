@@ -143,6 +143,19 @@ func (s *Store) docCandidates(ctx context.Context, tsq, filters string, args []a
 	return sids, mids, err
 }
 
+// CatchUpSearch indexes, on PostgreSQL, what the search index has not
+// taken in yet, for a quarter of a second at most (a no-op on SQLite, or
+// inside a caller's transaction), and says whether some still waits. A
+// search does it first anyway; serve does it before taking the searcher's
+// budget, so that indexing the writes of everyone is not charged to one
+// user's search.
+func (s *Store) CatchUpSearch(ctx context.Context) (indexing bool, err error) {
+	if err := s.on(); err != nil || !s.sql.Postgres {
+		return false, err
+	}
+	return s.catchUp(ctx)
+}
+
 // catchUp indexes what waits before a search, for searchCatchUp at most,
 // and says whether some still waits. A store inside a caller's transaction
 // or on a connection that may not write reads the index as it is.

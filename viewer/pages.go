@@ -1137,6 +1137,11 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		v.render(w, http.StatusOK, "search", d)
 		return nil
 	}
+	// The index catches up with everyone's writes before the budget is
+	// taken (serve's API does the same).
+	if _, err := q.store.CatchUpSearch(r.Context()); err != nil {
+		return err
+	}
 	ctx, end := r.Context(), func() {}
 	if v.o.BeginSearch != nil {
 		var err error

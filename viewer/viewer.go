@@ -44,6 +44,7 @@ type Store interface {
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
 	SearchPage(ctx context.Context, o sessionstore.SearchOptions) (sessionstore.SearchResult, error)
+	CatchUpSearch(ctx context.Context) (bool, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
