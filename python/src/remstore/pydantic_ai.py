@@ -21,6 +21,7 @@ back (its guard goes with it).
 """
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
@@ -98,7 +99,7 @@ def _exchange(rec: _Recording, result: AgentRunResult[Any], ms: float) -> dict[s
     and instructions included), the settings and tools it was given, every
     message the run added, the run's time and usage."""
     ex: dict[str, Any] = {"latency_ms": ms, "answer": json.loads(result.new_messages_json()),
-                          "usage": to_jsonable_python(result.usage())}
+                          "usage": to_jsonable_python(_run_usage(result))}
     if rec.calls:
         messages, settings, params, response, _ = rec.calls[-1]
         ex["request"] = json.loads(ModelMessagesTypeAdapter.dump_json(messages))
@@ -106,6 +107,14 @@ def _exchange(rec: _Recording, result: AgentRunResult[Any], ms: float) -> dict[s
         ex["model_settings"] = to_jsonable_python(settings) if settings else None
         ex["model"] = response.model_name
     return ex
+
+
+def _run_usage(result: AgentRunResult[Any]) -> Any:
+    """The run's usage: a method in pydantic-ai 1.x, a property in 2.x
+    (where calling it is deprecated)."""
+    if isinstance(inspect.getattr_static(type(result), "usage", None), property):
+        return result.usage
+    return result.usage()  # type: ignore[operator,unused-ignore]
 
 
 def _record_failed(err: Exception) -> None:
