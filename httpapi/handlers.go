@@ -413,7 +413,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 	// and loads their share (issue 42 M3).
 	// The index catches up with everyone's writes before the budget is
 	// taken: that work is not this user's search.
-	if _, err := st.CatchUpSearch(r.Context()); err != nil {
+	indexing, err := st.CatchUpSearch(r.Context(), &o)
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -424,6 +425,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 		return nil
 	}
 	res, err := st.SearchPage(ctx, o)
+	res.Indexing = res.Indexing || indexing
 	end()
 	s.timed("search", start)
 	if err != nil {

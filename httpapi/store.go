@@ -28,7 +28,7 @@ type Store interface {
 	PopMessage(ctx context.Context, sessionKey string) (models.HistoryMessage, bool, error)
 	ClearMessages(ctx context.Context, sessionKey string) (int, error)
 	SearchPage(ctx context.Context, o sessionstore.SearchOptions) (sessionstore.SearchResult, error)
-	CatchUpSearch(ctx context.Context) (bool, error)
+	CatchUpSearch(ctx context.Context, o *sessionstore.SearchOptions) (bool, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)

@@ -67,6 +67,10 @@ type SearchOptions struct {
 	Tool          string
 	After, Before time.Time
 	Offset        int
+	// CaughtUp says the caller has just run CatchUpSearch (serve does,
+	// before taking the searcher's budget): the search does not catch the
+	// index up again, and the caller reports what CatchUpSearch said.
+	CaughtUp bool
 }
 
 // MaxSearchOffset bounds SearchOptions.Offset: paging deeper reads and
@@ -261,18 +265,16 @@ func (s *Store) SearchPage(ctx context.Context, o SearchOptions) (SearchResult, 
 		hits, err := s.searchAgent(ctx, o)
 		return SearchResult{Hits: hits}, err
 	}
-	filters, args, err := s.searchFilters(ctx, o, true)
+	docFilters, docArgs, err := s.searchFilters(ctx, o)
 	if errors.Is(err, ErrNotFound) { // a session the tenant does not have holds no hit
 		return SearchResult{}, nil
 	}
 	if err != nil {
 		return SearchResult{}, err
 	}
+	tool, toolArgs := s.toolFilter(o)
+	filters, args := docFilters+tool, append(slices.Clone(docArgs), toolArgs...)
 	if o.In == SearchContent && s.sql.Postgres {
-		docFilters, docArgs, err := s.searchFilters(ctx, o, false)
-		if err != nil {
-			return SearchResult{}, err
-		}
 		return s.searchDocs(ctx, o, docFilters, docArgs, filters, args)
 	}
 	q := searchQueries[s.sql.Postgres]
@@ -345,11 +347,22 @@ func (s *Store) searchPage(ctx context.Context, hits []SearchHit, ids []uuid.UUI
 	return r, s.positions(ctx, r.Hits, ids)
 }
 
-// searchFilters are the clauses and arguments of o's narrowing, in the
+// toolFilter is o's Tool narrowing, read off the messages themselves (the
+// docs of PostgreSQL's index do not keep tool names): a clause to follow
+// searchFilters', and its arguments.
+func (s *Store) toolFilter(o SearchOptions) (string, []any) {
+	if o.Tool == "" {
+		return "", nil
+	}
+	return toolMatch[s.sql.Postgres], []any{likePattern(o.Tool), likePattern(o.Tool)}
+}
+
+// searchFilters are the clauses and arguments of o's narrowing but the
+// tool (toolFilter), in the
 // order the statement takes them. A session is named by key or UUID and
 // resolved as everywhere (sessionOf); one the tenant does not have is
 // ErrNotFound.
-func (s *Store) searchFilters(ctx context.Context, o SearchOptions, rows bool) (string, []any, error) {
+func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []any, error) {
 	var b strings.Builder
 	var args []any
 	if o.Role != "" {
@@ -367,10 +380,6 @@ func (s *Store) searchFilters(ctx context.Context, o SearchOptions, rows bool) (
 	if o.Agent != "" {
 		b.WriteString(` AND lower(s.agent_name) LIKE ? ESCAPE '\'`)
 		args = append(args, likePattern(o.Agent))
-	}
-	if o.Tool != "" && rows { // read off the message: the docs of PostgreSQL's index do not keep it
-		b.WriteString(toolMatch[s.sql.Postgres])
-		args = append(args, likePattern(o.Tool), likePattern(o.Tool))
 	}
 	// created_at as each database compares it: a timestamp on PostgreSQL,
 	// the text bun stores on SQLite (UTC, trailing zeros dropped, which

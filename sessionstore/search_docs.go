@@ -63,9 +63,12 @@ func tsQuery(ws []string) string {
 // searchDocs is SearchPage's content search on PostgreSQL.
 // filters narrow the docs, rowFilters the messages (the same and the tool).
 func (s *Store) searchDocs(ctx context.Context, o SearchOptions, filters string, args []any, rowFilters string, rowArgs []any) (SearchResult, error) {
-	indexing, err := s.catchUp(ctx)
-	if err != nil {
-		return SearchResult{}, err
+	var indexing bool
+	if !o.CaughtUp {
+		var err error
+		if indexing, err = s.catchUp(ctx); err != nil {
+			return SearchResult{}, err
+		}
 	}
 	tsq := tsQuery(searchWords(o.Query))
 	need := o.Offset + o.Limit + 1
@@ -144,15 +147,16 @@ func (s *Store) docCandidates(ctx context.Context, tsq, filters string, args []a
 }
 
 // CatchUpSearch indexes, on PostgreSQL, what the search index has not
-// taken in yet, for a quarter of a second at most (a no-op on SQLite, or
-// inside a caller's transaction), and says whether some still waits. A
-// search does it first anyway; serve does it before taking the searcher's
-// budget, so that indexing the writes of everyone is not charged to one
+// taken in yet, for a quarter of a second at most, when o is a content
+// search, marks o CaughtUp, and says whether some still waits. A search
+// does it first anyway; serve does it before taking the searcher's
+// budget, so that indexing everyone's writes is not charged to one
 // user's search.
-func (s *Store) CatchUpSearch(ctx context.Context) (indexing bool, err error) {
-	if err := s.on(); err != nil || !s.sql.Postgres {
+func (s *Store) CatchUpSearch(ctx context.Context, o *SearchOptions) (indexing bool, err error) {
+	if err := s.on(); err != nil || !s.sql.Postgres || o.In != "" && o.In != SearchContent {
 		return false, err
 	}
+	o.CaughtUp = true
 	return s.catchUp(ctx)
 }
 

@@ -92,7 +92,6 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 func TestIndexerLockIsPerSchemaAndWaited(t *testing.T) {
 	t.Parallel()
 	a, b := dbtest.NewPostgres(t), dbtest.NewPostgres(t)
-	sa, _ := sessionstore.New(a, sessionstore.Options{UserID: "lk"})
 	sb, _ := sessionstore.New(b, sessionstore.Options{UserID: "lk"})
 	hold := func(db *repository.DB, d time.Duration) {
 		t.Helper()
@@ -121,5 +120,21 @@ func TestIndexerLockIsPerSchemaAndWaited(t *testing.T) {
 	if err != nil || len(r.Hits) != 1 || r.Indexing {
 		t.Fatalf("search behind another indexer: %+v %v", r, err)
 	}
-	_ = sa
+	// A search the caller caught up for (serve, outside the budget) does not
+	// catch up again: what was stored after the catch-up waits.
+	o := sessionstore.SearchOptions{Query: "quoll"}
+	if indexing, err := sb.CatchUpSearch(ctx, &o); err != nil || indexing || !o.CaughtUp {
+		t.Fatalf("CatchUpSearch: %v %v %+v", indexing, err, o)
+	}
+	store(t, sb, "s", msg("user", "a quoll after the catch-up"))
+	if r, err := sb.SearchPage(ctx, o); err != nil || len(r.Hits) != 0 {
+		t.Fatalf("a caught-up search caught up again: %+v %v", r, err)
+	}
+	o = sessionstore.SearchOptions{Query: "quoll"}
+	if _, err := sb.CatchUpSearch(ctx, &o); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := sb.SearchPage(ctx, o); err != nil || len(r.Hits) != 1 {
+		t.Fatalf("after its catch-up: %+v %v", r, err)
+	}
 }

@@ -1139,7 +1139,8 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	}
 	// The index catches up with everyone's writes before the budget is
 	// taken (serve's API does the same).
-	if _, err := q.store.CatchUpSearch(r.Context()); err != nil {
+	indexing, err := q.store.CatchUpSearch(r.Context(), &o)
+	if err != nil {
 		return err
 	}
 	ctx, end := r.Context(), func() {}
@@ -1152,6 +1153,7 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		}
 	}
 	res, err := q.store.SearchPage(ctx, o)
+	res.Indexing = res.Indexing || indexing
 	hits := res.Hits
 	end()
 	if err != nil {

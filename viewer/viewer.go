@@ -44,7 +44,7 @@ type Store interface {
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	SessionInfo(ctx context.Context, sessionKey string) (sessionstore.SessionInfo, error)
 	SearchPage(ctx context.Context, o sessionstore.SearchOptions) (sessionstore.SearchResult, error)
-	CatchUpSearch(ctx context.Context) (bool, error)
+	CatchUpSearch(ctx context.Context, o *sessionstore.SearchOptions) (bool, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
