@@ -68,7 +68,7 @@ func (t recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.Body != nil && r.GetBody != nil {
 		if body, err := r.GetBody(); err == nil {
-			c.request = jsonPrefix(body)
+			c.request = jsonBody(body)
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
@@ -90,8 +90,9 @@ type readCloser struct {
 	io.Closer
 }
 
-// jsonPrefix is body when it is JSON of at most maxCaptured bytes.
-func jsonPrefix(body io.ReadCloser) json.RawMessage {
+// jsonBody is body, read and closed, when it is JSON of at most
+// maxCaptured bytes; nil otherwise.
+func jsonBody(body io.ReadCloser) json.RawMessage {
 	defer body.Close()
 	b, err := io.ReadAll(io.LimitReader(body, maxCaptured+1))
 	if err != nil || len(b) > maxCaptured || !json.Valid(b) {

@@ -22,10 +22,12 @@ import (
 // leaves out what it would never mark (TestFailedStepsCounted runs every
 // kind of failure through both).
 
-// failureNarrowing is the server's part, with the tool roles, the
-// tenant and the sessions as arguments; LIKE with '!' as its escape, so a
-// backslash is a backslash on both databases.
-func failureNarrowing(pg bool) string {
+// failureNarrowing is the server's part, per dialect (true: PostgreSQL),
+// with the sessions, the tenant and the tool roles as arguments; LIKE with
+// '!' as its escape, so a backslash is a backslash on both databases.
+var failureNarrowing = map[bool]string{true: failureQuery(true), false: failureQuery(false)}
+
+func failureQuery(pg bool) string {
 	src, agents := `json_extract(metadata, '$.`+convert.SourceKey+`')`, `json_extract(metadata, '$.`+AgentsSourceKey+`')`
 	if pg {
 		src, agents = `(metadata->'`+convert.SourceKey+`')::text`, `(metadata->'`+AgentsSourceKey+`')::text`
@@ -52,7 +54,7 @@ func toolRoles() []string {
 // live messages).
 func (s *Store) failedSteps(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]int, error) {
 	out := map[uuid.UUID]int{}
-	rows, err := s.db.QueryContext(ctx, failureNarrowing(s.sql.Postgres), bun.List(ids), s.userID, bun.List(toolRoles()))
+	rows, err := s.db.QueryContext(ctx, failureNarrowing[s.sql.Postgres], bun.List(ids), s.userID, bun.List(toolRoles()))
 	if err != nil {
 		return nil, fmt.Errorf("failed steps: %w", err)
 	}

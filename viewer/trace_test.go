@@ -194,7 +194,7 @@ func TestSearchPagePages(t *testing.T) {
 	}
 	// By tool: none of these notes is a tool's; the box keeps what it was given.
 	tool := signedInGet(t, v, "/ui/search?q=paris&tool=weather")
-	if !strings.Contains(tool, "0 results") || !strings.Contains(tool, `id="tool" value="weather"`) && !strings.Contains(tool, `value="weather" placeholder="tool"`) {
+	if !strings.Contains(tool, "0 results") || !strings.Contains(tool, `name="tool" value="weather" placeholder="tool"`) {
 		t.Fatalf("by tool: %.1500s", tool[max(strings.Index(tool, "searchform"), 0):])
 	}
 }

@@ -171,7 +171,7 @@ func First(text string, query []string) int {
 
 // Matches reports whether text is found by query's words under the rule:
 // each query word is a word of Index(text) or the start of one. It is the
-// rule's meaning, for tests and for rows no index holds yet.
+// rule's meaning, the oracle the databases' indexes are tested against.
 func Matches(text string, query []string) bool {
 	if len(query) == 0 {
 		return false

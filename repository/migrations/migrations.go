@@ -215,19 +215,18 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 			// A table made on a distributed database is distributed with
 			// the others, as remstore citus distribute would.
 			if distributed && strings.HasSuffix(file, "_positions.up.sql") {
-				if err := DistributePositions(ctx, tx); err != nil {
+				if err := DistributeBySession(ctx, tx, PositionsTable); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
 			}
 			if repository.IsPostgres(db) && strings.HasSuffix(file, "_search_words.up.sql") {
+				// Their kind follows messages'; the tables follow it too.
 				if err := SearchTriggers(ctx, tx, distributed); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
-			}
-			if distributed && strings.HasSuffix(file, "_search_words.up.sql") {
-				for _, t := range []string{SearchQueueTable, SearchDocsTable} {
-					if _, err := tx.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", t); err != nil {
-						return fmt.Errorf("%s: distribute %s: %w", file, t, err)
+				if distributed {
+					if err := DistributeBySession(ctx, tx, SearchQueueTable, SearchDocsTable); err != nil {
+						return fmt.Errorf("%s: %w", file, err)
 					}
 				}
 			}
@@ -287,11 +286,15 @@ func installed(ctx context.Context, db bun.IDB) (signature, schema string, err e
 	return signature, schema, err
 }
 
-// DistributePositions makes PositionsTable a distributed table co-located
-// with sessions.
-func DistributePositions(ctx context.Context, db bun.IDB) error {
-	if _, err := db.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", PositionsTable); err != nil {
-		return fmt.Errorf("distribute %s: %w", PositionsTable, err)
+// DistributeBySession makes tables distributed tables by session_id,
+// co-located with sessions, as remstore citus distribute leaves the
+// tables beside messages: a migration that makes one on a distributed
+// database calls it.
+func DistributeBySession(ctx context.Context, db bun.IDB, tables ...string) error {
+	for _, t := range tables {
+		if _, err := db.ExecContext(ctx, "SELECT create_distributed_table(?, 'session_id', colocate_with := 'sessions')", t); err != nil {
+			return fmt.Errorf("distribute %s: %w", t, err)
+		}
 	}
 	return nil
 }
