@@ -50,6 +50,12 @@ type rowsArgs struct {
 	// storedRow.Length): the middle, which a compressed load drops anyway,
 	// never leaves the server. 0 reads every content in full.
 	cut int
+	// whole > 0 leaves answers of at most whole bytes uncut (Length -1): the
+	// compressor cuts them in Go, by the same rule (TestServerCutEqualsClientCut
+	// runs both). Cutting on the server pays for itself only on long texts:
+	// counting, heading and tailing 250 answers of 588 characters took
+	// 1.0 ms of a 1,000-message load's 1.4 ms on the server (issue 45).
+	whole int
 	// plain reads only what a load without extras shows (toHistory): a
 	// row's tool fields only on a tool row, and not the author, usage,
 	// tool_calls or compaction fields. Each field is a lookup in the row's
@@ -89,6 +95,7 @@ type rowsParams struct {
 	Tenant           string    `sql:"tenant"`
 	Cut              int       `sql:"cut"`
 	Long             int       `sql:"long"`    // 2*cut: longer live answers are cut; -1: none is
+	Whole            int       `sql:"whole"`   // max(long, rowsArgs.whole): answers of up to this many bytes come whole
 	Planned          bool      `sql:"planned"` // no check: every row is as the caller planned
 	IgnoreCompaction bool      `sql:"ignore_compaction"`
 	All              bool      `sql:"all"`                 // every field, not only what a plain load shows
@@ -105,10 +112,13 @@ func (q rowsArgs) params() *rowsParams {
 	if q.cut <= 0 {
 		long = -1 // nothing is cut: no length is computed
 	}
-	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Planned: !q.unplanned,
+	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
 		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), Limit: q.limit, Offset: q.offset}
 }
+
+// cutWholeBytes is rowsArgs.whole of a store's loads.
+const cutWholeBytes = 8 << 10
 
 // noLimit is "all rows" for rowsQuery's LIMIT.
 const noLimit = int64(1) << 62
@@ -149,7 +159,7 @@ func rowsQuery(d repository.SQL, w int) string {
 	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
 	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
-		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @long THEN ` + d.Length + ` END AS n,
+		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @whole THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
 		CASE WHEN @all OR role = 'tool' THEN metadata->>'tool_call_id' END AS tcid,
 		CASE WHEN @all OR role = 'tool' THEN metadata->>'tool_name' END AS tname,

@@ -150,34 +150,37 @@ func (pgDriver) eachRow(ctx context.Context, c conn, q rowsArgs, fn func(storedR
 	return scanRows(rs, fn)
 }
 
-// scanRows hands the rows of rowsQuery to fn.
+// scanRows hands the rows of rowsQuery to fn, each column read from the
+// bytes pgx received (rawRow).
 func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
+	raw := rowsOf(rs)
 	for rs.Next() {
+		raw.vals = rs.RawValues()
+		if len(raw.vals) != 24 {
+			return fmt.Errorf("load: %d columns, want 24", len(raw.vals))
+		}
 		var r storedRow
-		var id [16]byte
-		var role string
-		var tail, key, callID, name, author, compaction, before, model, traceID, spanID *string
-		var args, usage, calls, src, agents, reasoning []byte
-		var deleted *time.Time
-		var length int32
-		var last *[16]byte
-		if err := rs.Scan(&id, &role, &r.Content, &tail, &length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &model, &reasoning, &traceID, &spanID, &r.CreatedAt, &deleted); err != nil {
-			return err
+		id, _ := raw.uuid(0)
+		r.ID, r.Role = uuid.UUID(id), models.Role(raw.text(1))
+		r.Content, r.Tail, r.Length = raw.text(2), raw.text(3), raw.int(4)
+		r.Plain = raw.bool(5)
+		if last, ok := raw.uuid(6); ok {
+			r.Last = last
 		}
-		r.Model, r.Reasoning = deref(model), compactRaw(reasoning)
-		r.TraceID, r.SpanID = deref(traceID), deref(spanID)
-		r.Tail, r.Length = deref(tail), int(length)
-		if last != nil {
-			r.Last = *last
+		r.Key, r.ToolCallID, r.ToolName, r.ToolArgs = raw.text(7), raw.text(8), raw.text(9), raw.json(10)
+		r.Author, r.Usage, r.Compaction = raw.text(11), raw.json(12), raw.text(13) == "true"
+		r.CompactsBefore, _ = strconv.Atoi(raw.text(14))
+		r.ToolCalls, r.Source, r.AgentsItem = raw.json(15), raw.json(16), raw.json(17)
+		r.Model, r.Reasoning, r.TraceID, r.SpanID = raw.text(18), raw.json(19), raw.text(20), raw.text(21)
+		var ok bool
+		r.CreatedAt, ok = raw.time(22)
+		_, r.Deleted = raw.time(23)
+		if raw.err != nil {
+			return raw.err
 		}
-		r.ID, r.Role = uuid.UUID(id), models.Role(role)
-		r.Key, r.ToolCallID, r.ToolName, r.Author = deref(key), deref(callID), deref(name), deref(author)
-		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
-		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
-		r.Compaction = deref(compaction) == "true"
-		r.CompactsBefore, _ = strconv.Atoi(deref(before))
-		r.CreatedAt, r.Deleted = r.CreatedAt.UTC(), deleted != nil
+		if !ok {
+			return fmt.Errorf("load: message %s has no created_at", r.ID)
+		}
 		if err := fn(r); err != nil {
 			return err
 		}

@@ -23,6 +23,15 @@ func ServerCuts(s *Store, key string) (int, error) {
 	return n, err
 }
 
+// CutOnServer makes s's loads cut every long answer on the database, not
+// only those of more than cutWholeBytes bytes (tests only: both cuts are
+// held to the compressor's).
+func CutOnServer(s *Store) *Store {
+	c := *s
+	c.whole = 0
+	return &c
+}
+
 // PlainRowsMismatch reads the session's rows twice, every field and a plain
 // load's fields, and returns the first row whose plain-load message differs
 // (tests only: the proof that rowsArgs.plain leaves out nothing a load

@@ -156,33 +156,11 @@ func rawTruthy(raw json.RawMessage) bool {
 		return f != 0
 	}
 	if t[0] == '[' || t[0] == '{' {
-		var v any
-		if json.Unmarshal(raw, &v) == nil {
-			return truthy(v)
-		}
-	}
-	return true
-}
-
-// truthy is Python's truth value of a decoded JSON value: the peer adds
-// tool_arguments only when it is truthy.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case json.Number:
-		f, err := x.Float64()
-		return err != nil || f != 0
-	case float64:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
+		// Empty is the opening bracket, white space, the closing one;
+		// anything else is a member (decoding the value to see it was a
+		// seventh of a 1,000-message load, issue 45).
+		inner := strings.TrimSpace(t[1:])
+		return !(len(inner) == 1 && inner[0] == t[0]+2) // '[' + 2 = ']', '{' + 2 = '}'
 	}
 	return true
 }
@@ -492,7 +470,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		return fn(m)
 	}
 	if p.summary >= 0 {
-		err := s.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources},
+		err := s.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources},
 			func(r storedRow) error {
 				*last = r.Last
 				return emit(r, -1)
@@ -506,7 +484,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		start = 0
 	}
 	pos, live := start, 0
-	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), plain: !o.Extras, sources: o.Extras || o.Sources,
+	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources,
 		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction}
 	if p.unplanned { // a planned load reads every row: positions count from the start
 		q.lastN, q.since = o.LastN, o.Since

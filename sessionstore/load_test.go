@@ -41,13 +41,22 @@ func TestServerCutEqualsClientCut(t *testing.T) {
 				}
 				msgs = append(msgs, models.HistoryMessage{Role: models.Role(role), Content: b.String()})
 			}
+			// and one past cutWholeBytes, which even the default load
+			// cuts on the server
+			msgs = append(msgs, models.HistoryMessage{Role: models.RoleAssistant, Content: strings.Repeat("é日😀", 1000)})
 			key := "cut-" + string(rune('a'+T))
 			res := store(t, s, key, msgs...)
 			base := time.Now().Add(time.Hour)
 			if _, err := dbtest.PeerStore(ctx, db, res.SessionID, "A", peer, func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }); err != nil {
 				t.Fatal(err)
 			}
+			// A load cuts short answers in Go and long ones on the
+			// server; here both cuts are checked on every answer.
 			got, err := s.Load(ctx, key, sessionstore.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			onServer, err := sessionstore.CutOnServer(s).Load(ctx, key, sessionstore.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,8 +69,10 @@ func TestServerCutEqualsClientCut(t *testing.T) {
 					want, _ = c.Compress(m, got[i].EntityKey)
 					cut++
 				}
-				if got[i].Content != want.Content || got[i].Compressed != want.Compressed || got[i].OriginalLength != want.OriginalLength {
-					t.Fatalf("T=%d message %d (%s, %d code points):\n got %q\nwant %q", T, i, m.Role, len([]rune(m.Content)), got[i].Content, want.Content)
+				for how, got := range map[string][]models.HistoryMessage{"in Go": got, "on the server": onServer} {
+					if got[i].Content != want.Content || got[i].Compressed != want.Compressed || got[i].OriginalLength != want.OriginalLength || got[i].EntityKey != want.EntityKey {
+						t.Fatalf("T=%d message %d (%s, %d code points), cut %s:\n got %q\nwant %q", T, i, m.Role, len([]rune(m.Content)), how, got[i].Content, want.Content)
+					}
 				}
 			}
 			if cut == 0 {

@@ -27,6 +27,9 @@ type Store struct {
 	secret  *secretCache // the database's, shared by a Stores' stores (names.go)
 	limits  Limits
 	tracer  trace.Tracer
+	// whole is rowsArgs.whole for loads: answers of up to this many bytes
+	// come whole and are cut here (tests set 0: the database cuts all).
+	whole int
 }
 
 // Options configures New.
@@ -87,7 +90,8 @@ func newStore(db *repository.DB, o Options, tr *turns, sec *secretCache) (*Store
 		retries = 0
 	}
 	return &Store{db: conn{IDB: db.DB, pool: db.Pool, loads: db.LoadPool, mode: db.HotExecMode, turns: tr}, drv: driverFor(db.Postgres()), sql: db.SQL(), userID: o.UserID, comp: c,
-		enabled: !o.Disabled, now: now, retries: retries, secret: sec, limits: o.Limits, tracer: tracerOf(o.TracerProvider)}, nil
+		enabled: !o.Disabled, now: now, retries: retries, secret: sec, limits: o.Limits, tracer: tracerOf(o.TracerProvider),
+		whole: cutWholeBytes}, nil
 }
 
 // InTx returns the store with every call running inside tx, a transaction
