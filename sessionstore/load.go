@@ -541,7 +541,8 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 	return m, true, nil
 }
 
-// cutFor is T when the load compresses (the database then cuts long answers),
+// cutFor is T when the load compresses (long answers are cut: past
+// cutWholeBytes on the database, shorter ones in Go),
 // else 0.
 func (s *Store) cutFor(o LoadOptions) int {
 	if o.NoCompress {
