@@ -190,7 +190,12 @@ func writeStored(w http.ResponseWriter, st Store, res sessionstore.StoreResult, 
 	if !st.Enabled() {
 		w.Header().Set(StorageHeader, "off")
 	}
-	writeJSON(w, http.StatusCreated, res.Answer(n, st.Enabled()))
+	// By hand: encoding/json's reflection was a tenth of serve's own
+	// share of a store (BenchmarkServeLayers).
+	body := res.Answer(n, st.Enabled()).AppendJSON(make([]byte, 0, 96+64*len(res.Keys)))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(body)
 }
 
 // DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.

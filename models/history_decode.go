@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/remstore/remstore/internal/jsonvalid"
 )
 
 // The history message's JSON in: every key checked and named when wrong,
@@ -33,7 +36,7 @@ func (m *HistoryMessage) UnmarshalJSON(data []byte) error {
 // one messageDecoder, and FuzzDecodeHistory holds the two to the same
 // messages and the same errors.
 func DecodeHistory(data []byte) ([]HistoryMessage, error) {
-	if json.Valid(data) {
+	if jsonvalid.Valid(data) { // json.Valid's answer in a quarter of its time
 		if out, ok, err := decodeValid(data); ok {
 			return out, err
 		}
@@ -127,6 +130,11 @@ func decodeValid(data []byte) (out []HistoryMessage, ok bool, err error) {
 // objectKey reads a key as encoding/json does: invalid UTF-8 becomes U+FFFD
 // (the error names the key so; finish refuses the document).
 func objectKey(raw json.RawMessage) string {
+	if len(raw) >= 2 {
+		if k, ok := knownKey(raw[1 : len(raw)-1]); ok {
+			return k
+		}
+	}
 	if utf8.Valid(raw) {
 		k, _ := unquote(raw)
 		return k
@@ -134,6 +142,46 @@ func objectKey(raw json.RawMessage) string {
 	var k string
 	_ = json.Unmarshal(raw, &k)
 	return k
+}
+
+// knownKey is a message key of SPEC §3 without allocating a string for it
+// (a switch on string(b) does not copy b).
+func knownKey(b []byte) (string, bool) {
+	switch string(b) {
+	case "role":
+		return "role", true
+	case "content":
+		return "content", true
+	case "timestamp":
+		return "timestamp", true
+	case "tool_call_id":
+		return "tool_call_id", true
+	case "tool_name":
+		return "tool_name", true
+	case "tool_arguments":
+		return "tool_arguments", true
+	case "tool_calls":
+		return "tool_calls", true
+	case "id":
+		return "id", true
+	}
+	return "", false
+}
+
+// knownRole is a role of SPEC §1 from its JSON string, without
+// allocating a string for it.
+func knownRole(raw []byte) (Role, bool) {
+	switch string(raw) {
+	case `"user"`:
+		return RoleUser, true
+	case `"assistant"`:
+		return RoleAssistant, true
+	case `"tool"`:
+		return RoleTool, true
+	case `"system"`:
+		return RoleSystem, true
+	}
+	return "", false
 }
 
 // walker steps through valid JSON.
@@ -220,7 +268,7 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 		k := kt.(string) // object keys are always strings
 		// Before the value is read: a repeated key is named even where its
 		// value is malformed (d.field says the same for valid documents).
-		if d.seen[k] {
+		if d.saw(k) {
 			return m, &FieldError{Index: i, Field: k, Reason: "duplicate key"}
 		}
 		var raw json.RawMessage
@@ -242,22 +290,29 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 type messageDecoder struct {
 	m       *HistoryMessage
 	i       int
-	seen    map[string]bool
+	seen    []string // the keys so far: a message has a few, a map cost 2 allocations
+	buf     [8]string
 	hasRole bool
 }
 
-func newMessageDecoder(m *HistoryMessage, i int) *messageDecoder {
+func newMessageDecoder(m *HistoryMessage, i int) messageDecoder {
 	m.OmitTimestamp = true
-	return &messageDecoder{m: m, i: i, seen: map[string]bool{}}
+	return messageDecoder{m: m, i: i}
 }
+
+// saw reports whether key k came before in this message.
+func (d *messageDecoder) saw(k string) bool { return slices.Contains(d.seen, k) }
 
 // field takes key k's value raw (valid JSON).
 func (d *messageDecoder) field(k string, raw json.RawMessage) error {
 	m, i := d.m, d.i
-	if d.seen[k] {
+	if d.saw(k) {
 		return &FieldError{Index: i, Field: k, Reason: "duplicate key"}
 	}
-	d.seen[k] = true
+	if d.seen == nil {
+		d.seen = d.buf[:0]
+	}
+	d.seen = append(d.seen, k)
 	if !utf8.Valid(raw) {
 		return &FieldError{Index: i, Field: k, Reason: "invalid UTF-8"}
 	}
@@ -278,6 +333,10 @@ func (d *messageDecoder) field(k string, raw json.RawMessage) error {
 	}
 	switch k {
 	case "role":
+		if r, ok := knownRole(raw); ok {
+			m.Role, d.hasRole = r, true
+			return nil
+		}
 		var s string
 		if err := str(&s, false); err != nil {
 			return err

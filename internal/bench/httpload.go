@@ -212,8 +212,11 @@ func bareHandler(stores *sessionstore.Stores) http.Handler {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
+			// Written as serve writes it (by hand): the two differ in
+			// serve's layers only.
 			w.WriteHeader(http.StatusCreated)
-			answer = res.Answer(len(msgs), true)
+			_, _ = w.Write(res.Answer(len(msgs), true).AppendJSON(nil))
+			return
 		default:
 			h, err := st.Load(r.Context(), id, sessionstore.LoadOptions{})
 			if err != nil {

@@ -5,6 +5,8 @@ package signin
 
 import (
 	"net"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -49,6 +51,15 @@ func New(now func() time.Time) *Limiter {
 // IPv4, its /64 for IPv6 (one host holds a /64; counting its addresses one
 // by one would give it 2^64 tries).
 func Network(client string) string {
+	// The common forms ("1.2.3.4:5", "[::1]:5", a bare address) through
+	// net/netip, which allocates nothing to parse: every request with a
+	// body asks (issue 45, serve's own share of a store).
+	if ap, err := netip.ParseAddrPort(client); err == nil && ap.Addr().Zone() == "" {
+		return network(ap.Addr(), client[:strings.LastIndexByte(client, ':')])
+	}
+	if a, err := netip.ParseAddr(client); err == nil && a.Zone() == "" {
+		return network(a, client)
+	}
 	h := client
 	if hh, _, err := net.SplitHostPort(client); err == nil {
 		h = hh
@@ -61,6 +72,20 @@ func Network(client string) string {
 		return v4.String()
 	}
 	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+// network is Network of a parsed address written host in the client
+// string: an IPv4 address as it is (host itself when already so), an IPv6
+// one as its /64.
+func network(a netip.Addr, host string) string {
+	if a.Is4() || a.Is4In6() {
+		var buf [15]byte // "255.255.255.255"
+		if b := a.Unmap().AppendTo(buf[:0]); string(b) != host {
+			return string(b)
+		}
+		return host
+	}
+	return netip.PrefixFrom(a, 64).Masked().Addr().String() + "/64"
 }
 
 // allowed is the failures a client may have in the window now.

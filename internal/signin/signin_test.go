@@ -2,6 +2,7 @@ package signin
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
 )
@@ -52,4 +53,43 @@ func TestLimiter(t *testing.T) {
 	if l.Wait("[2001:db8::ffff]:1") != 0 || l.Wait("203.0.113.7:1") != 0 {
 		t.Error("refused after the window")
 	}
+}
+
+// networkByNet is Network as it was, through package net alone: the oracle.
+func networkByNet(client string) string {
+	h := client
+	if hh, _, err := net.SplitHostPort(client); err == nil {
+		h = hh
+	}
+	ip := net.ParseIP(h)
+	if ip == nil {
+		return h
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+var networkCases = []string{"192.0.2.1:1234", "192.0.2.1", "[::1]:80", "::1", "2001:db8::1", "[2001:db8:1:2:3:4:5:6]:9",
+	"::ffff:192.0.2.1", "[::ffff:192.0.2.1]:5", "fe80::1%eth0", "[fe80::1%eth0]:5", "host:80", "host", "", ":80", "1.2.3.4:",
+	"01.2.3.4", "[1.2.3.4]:5", "1.2.3.4:99999", "::", "[::]:0"}
+
+func TestNetworkIsNet(t *testing.T) {
+	for _, c := range networkCases {
+		if got, want := Network(c), networkByNet(c); got != want {
+			t.Errorf("Network(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+func FuzzNetwork(f *testing.F) {
+	for _, c := range networkCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		if got, want := Network(c), networkByNet(c); got != want {
+			t.Fatalf("Network(%q) = %q, want %q", c, got, want)
+		}
+	})
 }
