@@ -105,6 +105,10 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 			_ = e.Conn.Close(context.Background())
 			_ = dbx.Close()
 		}
+		if err := inSchema(ctx, e.DB, schema); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	if err := migrations.Up(ctx, e.DB); err != nil {
 		e.Close()
@@ -130,6 +134,22 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 	}
 	e.Store, err = sessionstore.New(e.DB, sessionstore.Options{UserID: "bench"})
 	return e, err
+}
+
+// inSchema refuses a connection where the throwaway schema did not take
+// (a pooler's ignore_startup_parameters drops search_path) and remstore's
+// tables are there already: the benchmark would write into them. An empty
+// database is used as it is (tables of its own, left there).
+func inSchema(ctx context.Context, db *repository.DB, schema string) error {
+	var current string
+	var messages bool
+	if err := db.NewRaw("SELECT current_schema(), to_regclass('messages') IS NOT NULL").Scan(ctx, &current, &messages); err != nil {
+		return err
+	}
+	if current != schema && messages {
+		return fmt.Errorf("bench: the connection ignores search_path (schema %q instead of %s: a pooler's ignore_startup_parameters?) and the database holds remstore's tables; run bench on an empty database of its own, or without the pooler", current, schema)
+	}
+	return nil
 }
 
 // Turn is a realistic 4-message turn: prompt, long answer, tool result, short answer.

@@ -28,6 +28,29 @@ type Peer struct {
 	out *bufio.Scanner
 }
 
+// pgxOnly are connection-string parameters pgx reads itself (its exec
+// mode, its caches, pgxpool's pool); asyncpg would send them to the server
+// as settings, which refuses them.
+var pgxOnly = []string{"default_query_exec_mode", "statement_cache_capacity", "description_cache_capacity",
+	"pool_max_conns", "pool_min_conns", "pool_min_idle_conns", "pool_max_conn_lifetime", "pool_max_conn_lifetime_jitter",
+	"pool_max_conn_idle_time", "pool_health_check_period"}
+
+// forPeer is dbURL without pgxOnly's parameters: the same database for
+// the Python service's own pool (a URL behind PgBouncer carries
+// default_query_exec_mode, docs/operations.md).
+func forPeer(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return dbURL
+	}
+	q := u.Query()
+	for _, k := range pgxOnly {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // StartPeer runs python script and connects the peer (its code in peerDir)
 // to dbURL.
 func StartPeer(python, script, peerDir, dbURL string) (*Peer, error) {
@@ -49,7 +72,7 @@ func StartPeer(python, script, peerDir, dbURL string) (*Peer, error) {
 	}
 	p := &Peer{cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	p.out.Buffer(make([]byte, 1<<20), 1<<26)
-	if _, err := p.Do(map[string]any{"op": "connect", "db": dbURL, "peer": peerDir}); err != nil {
+	if _, err := p.Do(map[string]any{"op": "connect", "db": forPeer(dbURL), "peer": peerDir}); err != nil {
 		p.Close()
 		return nil, err
 	}

@@ -47,3 +47,17 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestForPeer: the Python service's pool gets the database without what only
+// pgx reads (asyncpg would send it to the server, which refuses it).
+func TestForPeer(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u@h:6432/db?sslmode=disable&default_query_exec_mode=cache_describe": "postgres://u@h:6432/db?sslmode=disable",
+		"postgres://u@h/db?pool_max_conns=4&search_path=s":                              "postgres://u@h/db?search_path=s",
+		"postgres://u@h/db": "postgres://u@h/db",
+	} {
+		if got := forPeer(in); got != want {
+			t.Errorf("forPeer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

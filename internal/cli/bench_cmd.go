@@ -59,7 +59,14 @@ library, the three taking turns in half-second slots.
 
 On a Citus coordinator with workers, the benchmark's tables are distributed by
 session first (remstore citus distribute); make bench-citus runs the same
-workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.`,
+workloads on single-node PostgreSQL and on a 3-node Citus cluster side by side.
+
+Through PgBouncer in transaction mode the throwaway schema cannot be set (it is
+a startup parameter PgBouncer refuses): give --db an empty database of its
+own, with search_path in PgBouncer's ignore_startup_parameters and
+default_query_exec_mode=cache_describe in the URL; bench refuses a database
+that holds remstore's tables already. --peer then runs the Python service
+through PgBouncer too.`,
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
 			"  remstore bench --quick\n" +
 			"  remstore bench --db postgres://localhost/bench --only concurrency,http --duration 10s\n" +
