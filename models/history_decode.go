@@ -292,6 +292,7 @@ type messageDecoder struct {
 	i       int
 	seen    []string // the keys so far: a message has a few, a map cost 2 allocations
 	buf     [8]string
+	many    map[string]bool // past len(buf) keys: a hostile message's thousands stay O(1) each
 	hasRole bool
 }
 
@@ -301,7 +302,31 @@ func newMessageDecoder(m *HistoryMessage, i int) messageDecoder {
 }
 
 // saw reports whether key k came before in this message.
-func (d *messageDecoder) saw(k string) bool { return slices.Contains(d.seen, k) }
+func (d *messageDecoder) saw(k string) bool {
+	if d.many != nil {
+		return d.many[k]
+	}
+	return slices.Contains(d.seen, k)
+}
+
+// add notes key k.
+func (d *messageDecoder) add(k string) {
+	switch {
+	case d.many != nil:
+		d.many[k] = true
+	case len(d.seen) == len(d.buf):
+		d.many = make(map[string]bool, 2*len(d.buf))
+		for _, s := range d.seen {
+			d.many[s] = true
+		}
+		d.many[k] = true
+	default:
+		if d.seen == nil {
+			d.seen = d.buf[:0]
+		}
+		d.seen = append(d.seen, k)
+	}
+}
 
 // field takes key k's value raw (valid JSON).
 func (d *messageDecoder) field(k string, raw json.RawMessage) error {
@@ -309,10 +334,7 @@ func (d *messageDecoder) field(k string, raw json.RawMessage) error {
 	if d.saw(k) {
 		return &FieldError{Index: i, Field: k, Reason: "duplicate key"}
 	}
-	if d.seen == nil {
-		d.seen = d.buf[:0]
-	}
-	d.seen = append(d.seen, k)
+	d.add(k)
 	if !utf8.Valid(raw) {
 		return &FieldError{Index: i, Field: k, Reason: "invalid UTF-8"}
 	}

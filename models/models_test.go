@@ -3,6 +3,7 @@ package models
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -228,5 +229,28 @@ func BenchmarkDecodeHistory(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodeManyKeys: a message of many keys decodes in linear time (the
+// seen keys move to a map past a few) and a repeated key is still named,
+// wherever it comes.
+func TestDecodeManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`[{"role":"user"`)
+	for i := range 200000 {
+		fmt.Fprintf(&b, `,"k%d":0`, i)
+	}
+	doc := b.String()
+	msgs, err := DecodeHistory([]byte(doc + `}]`))
+	if err != nil || len(msgs) != 1 || len(msgs[0].Extra) != 200000 {
+		t.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	for _, dup := range []string{`,"k3":1}]`, `,"k199999":1}]`, `,"role":"tool"}]`} {
+		_, err := DecodeHistory([]byte(doc + dup))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Reason != "duplicate key" {
+			t.Errorf("%s: %v, want a duplicate key", dup, err)
+		}
 	}
 }
