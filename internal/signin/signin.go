@@ -60,6 +60,12 @@ func Network(client string) string {
 	if a, err := netip.ParseAddr(client); err == nil && a.Zone() == "" {
 		return network(a, client)
 	}
+	return networkByNet(client)
+}
+
+// networkByNet is Network through package net alone, for every form
+// (a zone, a host name): what Network was, and FuzzNetwork's oracle.
+func networkByNet(client string) string {
 	h := client
 	if hh, _, err := net.SplitHostPort(client); err == nil {
 		h = hh

@@ -2,7 +2,6 @@ package signin
 
 import (
 	"fmt"
-	"net"
 	"testing"
 	"time"
 )
@@ -53,22 +52,6 @@ func TestLimiter(t *testing.T) {
 	if l.Wait("[2001:db8::ffff]:1") != 0 || l.Wait("203.0.113.7:1") != 0 {
 		t.Error("refused after the window")
 	}
-}
-
-// networkByNet is Network as it was, through package net alone: the oracle.
-func networkByNet(client string) string {
-	h := client
-	if hh, _, err := net.SplitHostPort(client); err == nil {
-		h = hh
-	}
-	ip := net.ParseIP(h)
-	if ip == nil {
-		return h
-	}
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 var networkCases = []string{"192.0.2.1:1234", "192.0.2.1", "[::1]:80", "::1", "2001:db8::1", "[2001:db8:1:2:3:4:5:6]:9",
