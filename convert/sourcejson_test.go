@@ -53,3 +53,24 @@ func TestStoredSourcesTakeTheFastPath(t *testing.T) {
 		t.Fatalf("only %d sources", n)
 	}
 }
+
+// BenchmarkDecodeSource splits every stored source of the fixtures.
+func BenchmarkDecodeSource(b *testing.B) {
+	var srcs [][]byte
+	for _, rows := range fixtureRows(b) {
+		for _, m := range rows {
+			if v, ok := m.ExtraRaw(SourceKey); ok {
+				srcs = append(srcs, []byte(v))
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range srcs {
+			var src source
+			if err := decodeSource(s, &src); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
