@@ -25,7 +25,7 @@ import (
 // allocations a store (125 before the layers shared one context value and
 // kept the received body), about half of it decoding the body (json.Valid's
 // pass a fifth), the request log 2 us; a bare net/http round trip over
-// loopback costs about 32 us of CPU there. Issue 45: 97 allocations, about
+// loopback costs about 32 us of CPU there. Issue 45: 93 allocations, about
 // 15% less CPU than 546ad9b (docs/performance.md). Since then it runs beside
 // the work any handler of the route does (handler-work): serve's own layers
 // are the difference.

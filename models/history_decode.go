@@ -168,17 +168,18 @@ func knownKey(b []byte) (string, bool) {
 	return "", false
 }
 
-// knownRole is a role of SPEC §1 from its JSON string, without
-// allocating a string for it.
-func knownRole(raw []byte) (Role, bool) {
-	switch string(raw) {
-	case `"user"`:
+// KnownRole is the role of SPEC §1 that b spells, without allocating a
+// string for it (a decoder's or a database row's bytes); ok is false for
+// any other text.
+func KnownRole(b []byte) (Role, bool) {
+	switch string(b) {
+	case "user":
 		return RoleUser, true
-	case `"assistant"`:
+	case "assistant":
 		return RoleAssistant, true
-	case `"tool"`:
+	case "tool":
 		return RoleTool, true
-	case `"system"`:
+	case "system":
 		return RoleSystem, true
 	}
 	return "", false
@@ -290,9 +291,9 @@ func decodeMessage(dec *json.Decoder, i int) (HistoryMessage, error) {
 type messageDecoder struct {
 	m       *HistoryMessage
 	i       int
-	seen    []string // the keys so far: a message has a few, a map cost 2 allocations
-	buf     [8]string
-	many    map[string]bool // past len(buf) keys: a hostile message's thousands stay O(1) each
+	seen    [8]string       // the first keys: a message has a few, a map cost 2 allocations
+	n       int             // of seen in use
+	many    map[string]bool // past len(seen) keys: a hostile message's thousands stay O(1) each
 	hasRole bool
 }
 
@@ -306,7 +307,7 @@ func (d *messageDecoder) saw(k string) bool {
 	if d.many != nil {
 		return d.many[k]
 	}
-	return slices.Contains(d.seen, k)
+	return slices.Contains(d.seen[:d.n], k)
 }
 
 // add notes key k.
@@ -314,17 +315,15 @@ func (d *messageDecoder) add(k string) {
 	switch {
 	case d.many != nil:
 		d.many[k] = true
-	case len(d.seen) == len(d.buf):
-		d.many = make(map[string]bool, 2*len(d.buf))
+	case d.n == len(d.seen):
+		d.many = make(map[string]bool, 2*len(d.seen))
 		for _, s := range d.seen {
 			d.many[s] = true
 		}
 		d.many[k] = true
 	default:
-		if d.seen == nil {
-			d.seen = d.buf[:0]
-		}
-		d.seen = append(d.seen, k)
+		d.seen[d.n] = k
+		d.n++
 	}
 }
 
@@ -355,9 +354,11 @@ func (d *messageDecoder) field(k string, raw json.RawMessage) error {
 	}
 	switch k {
 	case "role":
-		if r, ok := knownRole(raw); ok {
-			m.Role, d.hasRole = r, true
-			return nil
+		if len(raw) > 2 && raw[0] == '"' {
+			if r, ok := KnownRole(raw[1 : len(raw)-1]); ok {
+				m.Role, d.hasRole = r, true
+				return nil
+			}
 		}
 		var s string
 		if err := str(&s, false); err != nil {

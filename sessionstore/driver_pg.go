@@ -161,7 +161,7 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		}
 		var r storedRow
 		id, _ := raw.uuid(0)
-		r.ID, r.Role = uuid.UUID(id), models.Role(raw.text(1))
+		r.ID, r.Role = uuid.UUID(id), raw.role(1)
 		r.Content, r.Tail, r.Length = raw.text(2), raw.text(3), raw.int(4)
 		r.Plain = raw.bool(5)
 		if last, ok := raw.uuid(6); ok {

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/remstore/remstore/models"
 )
 
 // rawRow reads one row of rowsQuery from the bytes pgx received. The
@@ -43,26 +45,19 @@ func (r *rawRow) text(i int) string {
 	case v == nil:
 		return ""
 	case oid == pgtype.TextOID || oid == pgtype.VarcharOID || !r.binary(i):
-		return internRole(v)
+		return string(v)
 	}
 	var s string
 	r.fallback(i, &s)
 	return s
 }
 
-// internRole returns the common short values without allocating.
-func internRole(v []byte) string {
-	switch string(v) {
-	case "user":
-		return "user"
-	case "assistant":
-		return "assistant"
-	case "tool":
-		return "tool"
-	case "system":
-		return "system"
+// role is the role column: a role of SPEC §1 without a string of its own.
+func (r *rawRow) role(i int) models.Role {
+	if role, ok := models.KnownRole(r.vals[i]); ok && (r.fds[i].DataTypeOID == pgtype.VarcharOID || !r.binary(i)) {
+		return role
 	}
-	return string(v)
+	return models.Role(r.text(i))
 }
 
 // json is a json or jsonb column's text, compacted (NULL: nil); the bytes

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/remstore/remstore/models"
 )
 
 // TestRawRowFormats reads each kind of column rawRow decodes from the bytes
@@ -46,6 +47,9 @@ func TestRawRowFormats(t *testing.T) {
 		}
 		if r.text(1) != "assistant" || r.text(2) != "héllo" {
 			t.Errorf("%s text: %q %q", name, r.text(1), r.text(2))
+		}
+		if r.role(1) != models.RoleAssistant || r.role(2) != "héllo" { // a role of SPEC §1, and another writer's
+			t.Errorf("%s role: %q %q", name, r.role(1), r.role(2))
 		}
 		if r.int(3) != -1 || r.int(4) != 1<<40 {
 			t.Errorf("%s int: %d %d", name, r.int(3), r.int(4))
