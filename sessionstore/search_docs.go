@@ -161,8 +161,10 @@ func (s *Store) CatchUpSearch(ctx context.Context, o *SearchOptions) (indexing b
 }
 
 // catchUp indexes what waits before a search, for searchCatchUp at most,
-// and says whether some still waits. A store inside a caller's transaction
-// or on a connection that may not write reads the index as it is.
+// and says whether some still waits. A catch-up that fails (a connection
+// that may not write, a store inside a caller's transaction, an indexer
+// error) costs the search nothing but the words not yet in: the search
+// reads the index as it is and says whether some still waits.
 func (s *Store) catchUp(ctx context.Context) (bool, error) {
 	if s.db.pool == nil {
 		return false, nil
@@ -171,8 +173,8 @@ func (s *Store) catchUp(ctx context.Context) (bool, error) {
 	if err == nil {
 		return r.Pending, nil
 	}
-	if !readOnlyErr(err) {
-		return false, err
+	if ctx.Err() != nil {
+		return false, ctx.Err()
 	}
 	var waiting bool
 	if err := s.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM `+migrations.SearchQueueTable+`)`).Scan(ctx, &waiting); err != nil {

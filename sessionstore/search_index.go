@@ -72,6 +72,12 @@ func indexSearch(ctx context.Context, pool *pgxpool.Pool, budget, wait time.Dura
 	for {
 		n, more, err := indexOnce(ctx, pool, wait)
 		r.Indexed += n
+		if errors.Is(err, errIndexerBusy) {
+			// Another indexer is at work (and has waited for): it
+			// indexes what waits; spinning on its lock would not.
+			r.Pending = true
+			return r, nil
+		}
 		if err != nil {
 			return r, err
 		}
@@ -117,12 +123,20 @@ func IndexSearchEvery(ctx context.Context, db *repository.DB, period time.Durati
 	}
 }
 
-// indexOnce indexes one batch in one transaction: the queue's rows it read
-// are deleted in the same snapshot (repeatable read), so a message noted
-// again while it ran is noted still and indexed by the next batch. more:
-// a full batch was read, or another indexer holds the lock.
+// errIndexerBusy: another indexer held the lock past the wait.
+var errIndexerBusy = errors.New("another indexer holds the lock")
+
+// indexOnce indexes one batch in one transaction, at read committed so
+// that each statement sees what was committed before it, the lock first of
+// all (at repeatable read the snapshot was taken by the statement that
+// waited for the lock, and a waiter re-indexed what the holder had just
+// committed: 23505). The batch's queue rows are deleted before its
+// messages are read: a note committed before the delete is gone and its
+// message's latest content is what the read then sees; a note committed
+// after it stays for the next batch. more: a full batch was read;
+// errIndexerBusy: another indexer holds the lock.
 func indexOnce(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) (n int, more bool, err error) {
-	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if wait > 0 {
 			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = '%dms'", wait.Milliseconds())); err != nil {
 				return err
@@ -131,16 +145,17 @@ func indexOnce(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) (n i
 		var got bool
 		err := tx.QueryRow(ctx, lockSQL[wait > 0], indexLock).Scan(&got)
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "55P03" { // lock_timeout: the other indexer is still at it
-			more = true
-			return nil
+		if errors.As(err, &pe) && pe.Code == "55P03" {
+			// lock_timeout: the other indexer is still at it. The
+			// transaction is aborted now: leave it (rolled back), not
+			// commit it.
+			return errIndexerBusy
 		}
 		if err != nil {
 			return err
 		}
 		if !got {
-			more = true
-			return nil
+			return errIndexerBusy
 		}
 		var sids, mids []uuid.UUID
 		// In the index's order: a scan of the index skips the entries of rows
@@ -166,13 +181,15 @@ func indexOnce(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) (n i
 			return err
 		}
 		more = read == indexBatch
-		n, err = indexMessages(ctx, tx, sids, mids)
-		if err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+migrations.SearchQueueTable+` q USING `+pairs+` WHERE q.session_id = u.s AND q.message_id = u.m`, texts(sids), texts(mids)); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM `+migrations.SearchQueueTable+` q USING `+pairs+` WHERE q.session_id = u.s AND q.message_id = u.m`, texts(sids), texts(mids))
+		n, err = indexMessages(ctx, tx, sids, mids)
 		return err
 	})
+	if errors.Is(err, errIndexerBusy) {
+		return 0, true, err
+	}
 	if err != nil {
 		return n, false, fmt.Errorf("search index: %w", err)
 	}
@@ -214,7 +231,8 @@ func indexMessages(ctx context.Context, tx pgx.Tx, sids, mids []uuid.UUID) (int,
 	}
 	// The words hold no space (internal/words): split, they are the lexemes.
 	_, err = tx.Exec(ctx, `INSERT INTO `+migrations.SearchDocsTable+` (session_id, message_id, tenant_id, role, created_at, words)
-		SELECT s, m, t, r, c, array_to_tsvector(string_to_array(w, ' ')) FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) AS u(s, m, t, r, c, w)`,
+		SELECT s, m, t, r, c, array_to_tsvector(string_to_array(w, ' ')) FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) AS u(s, m, t, r, c, w)
+		ON CONFLICT (session_id, message_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, role = EXCLUDED.role, created_at = EXCLUDED.created_at, words = EXCLUDED.words`,
 		texts(d.sid), texts(d.mid), d.tenant, d.role, d.at, d.words)
 	return len(mids), err
 }
@@ -227,11 +245,4 @@ func texts(ids []uuid.UUID) []string {
 		out[i] = id.String()
 	}
 	return out
-}
-
-// readOnlyErr: the store's connection may not write (a read-only role or
-// replica): a search then reads what the index holds.
-func readOnlyErr(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "25006" || pe.Code == "42501")
 }
