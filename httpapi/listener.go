@@ -85,13 +85,14 @@ func (l *Listener) Accept() (net.Conn, error) {
 		guestsFull := attached && len(l.guests) >= l.guestCap
 		l.mu.Unlock()
 		if attached && (guestsFull || l.b.full()) {
-			// Room for the newcomer: the guest idle longest goes (its slot
-			// is free once it is closed). Without an idle guest, a full
-			// guests' share refuses.
-			if !l.evictGuest() && guestsFull {
-				refuse(c)
-				continue
-			}
+			// Room for the newcomer: the guest waiting longest goes (its
+			// slot is free once it is closed), an idle one first. A guest
+			// that is busy has not shown a key either and is bounded in
+			// time anyway (headers, body, answer): 2,048 guests each
+			// sending a body it never finished held every guest slot, and
+			// a newcomer, who cannot show its key before it is accepted,
+			// was refused every time.
+			l.evictGuest()
 		}
 		if !l.b.take(ip) {
 			refuse(c)
@@ -113,12 +114,13 @@ func refuse(c net.Conn) {
 	_ = c.Close()
 }
 
-// evictGuest closes the guest connection idle longest, if any is idle.
+// evictGuest closes the guest connection idle longest or, when none is
+// idle, the one busy longest, if there is a guest.
 func (l *Listener) evictGuest() bool {
 	l.mu.Lock()
 	var oldest *limitedConn
 	for c := range l.guests {
-		if c.idle && (oldest == nil || c.since.Before(oldest.since)) {
+		if oldest == nil || c.idle && !oldest.idle || c.idle == oldest.idle && c.since.Before(oldest.since) {
 			oldest = c
 		}
 	}
@@ -153,7 +155,7 @@ func (l *Listener) Attach(srv *http.Server) {
 				lc.timer = time.AfterFunc(l.GuestIdle, func() { l.closeIfIdleGuest(lc) })
 			}
 		case http.StateActive:
-			lc.idle = false
+			lc.idle, lc.since = false, time.Now()
 		}
 	}
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
@@ -214,7 +216,7 @@ type limitedConn struct {
 	release func()
 	// guarded by l.mu
 	idle  bool
-	since time.Time // of the last change to idle
+	since time.Time // of the last change between idle and busy
 	timer *time.Timer
 }
 

@@ -162,3 +162,91 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// Half-sent bodies cannot hold the slots (the fourth attack's HIGH): 2,200
+// connections from 16 addresses announced a 100,000-byte body, sent 8 bytes
+// and then nothing. After its 408 (or 429, or 401) net/http went on reading
+// the rest of the body without a deadline, the connection stayed active and
+// was never evicted: every signed-in request on a new connection answered
+// 503. Now every read of a body, its discard too, ends by BodyTimeout, a
+// full guests' share makes room by closing the guest that has waited
+// longest, idle or not, and a signed-in client is served every time.
+func TestHalfSentBodiesCannotHoldSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 2,200 connections")
+	}
+	api := newAPI(t, dbtest.NewSQLite(t), Options{BodyTimeout: time.Second})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LimitListener(ln, DefaultMaxConns, DefaultMaxConnsPerClient)
+	srv := HTTPServer(api, time.Minute, time.Second, 5*time.Second)
+	l.Attach(srv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := ln.Addr().String()
+	// Three doors a body can be left at: an API route without a key (the
+	// body is received first), a public route that reads no body, and an
+	// API route with a wrong key.
+	heads := []string{
+		"POST /v1/sessions/x/messages HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+		"POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n",
+		"POST /v1/sessions/x/messages HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer wrong-key-0123456789\r\nContent-Length: 100000\r\n\r\n",
+	}
+	const attackers = 2200
+	attack := make([]net.Conn, 0, attackers)
+	t.Cleanup(func() {
+		for _, c := range attack {
+			_ = c.Close()
+		}
+	})
+	for i := range attackers {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i%16))}, Timeout: 2 * time.Second}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("attacker %d: %v", i, err)
+		}
+		attack = append(attack, c)
+		_, _ = c.Write([]byte(heads[i%len(heads)] + "{\"messag"))
+	}
+	// A signed-in client on new connections, while the bodies hang.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	served := 0
+	const tries = 40
+	for i := range tries {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/sessions", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-User-Id", "alice")
+		resp, err := fresh.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == 200 {
+				served++
+			} else {
+				t.Logf("signed-in request %d: %d", i, resp.StatusCode)
+			}
+		} else {
+			t.Logf("signed-in request %d: %v", i, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if served != tries {
+		t.Errorf("signed-in requests on new connections: %d of %d served beside %d half-sent bodies", served, tries, attackers)
+	}
+	// By the body timeout and a margin, every half-sent connection is
+	// closed by the server (its answer, then EOF), none still waiting.
+	time.Sleep(time.Second + 1500*time.Millisecond)
+	open := 0
+	for _, c := range attack {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		_, err := io.Copy(io.Discard, c)
+		if err != nil && isTimeout(err) {
+			open++
+		}
+	}
+	if open != 0 {
+		t.Errorf("%d of %d half-sent connections still open %s after the body timeout", open, attackers, 1500*time.Millisecond)
+	}
+}

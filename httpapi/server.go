@@ -271,7 +271,7 @@ func New(o Options) (*Server, error) {
 			v.ServeHTTP(w, r)
 		})
 	}
-	s.handler = s.observe(s.recover(s.guardHosts(s.limit(s.auth(routeErrors(s.mux))))))
+	s.handler = s.observe(s.bound(s.recover(s.guardHosts(s.limit(s.auth(routeErrors(s.mux)))))))
 	return s, nil
 }
 
@@ -385,6 +385,7 @@ func (s *statusRecorder) WriteHeader(code int) {
 // those were a tenth of serve's allocations per store.
 type reqInfo struct {
 	id, route, user, client string
+	received                bool // the whole body arrived (receive)
 }
 
 type ctxKey struct{}
@@ -509,6 +510,35 @@ func (s *Server) recover(next http.Handler) http.Handler {
 	})
 }
 
+// bound puts every read of a request body under BodyTimeout, whoever
+// answers: a refusal written before the body was read (a wrong host, a
+// public route, 429 over the reading budget, 408) left net/http to read
+// and discard the rest of it after the answer, and it did so without a
+// deadline, so a client that announced a body and sent 8 bytes held its
+// connection, active and never evicted, for good. A body not received in
+// full has its connection closed after the answer, at once: the deadline
+// is moved to now, so the discard ends on its first read.
+func (s *Server) bound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) // unsupported under httptest: no deadline there
+		// Until receive has the whole body: the connection ends after the
+		// answer (nothing after an unread body can be read as a request).
+		w.Header().Set("Connection", "close")
+		info := infoOf(r)
+		defer func() {
+			if !info.received {
+				_ = rc.SetReadDeadline(time.Now())
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
 // limit receives the body (within BodyTimeout and the reading budget),
 // then takes one of MaxInFlight slots (429 with Retry-After when none is
 // free) and applies the request timeout. A slot is held only by a request
@@ -544,9 +574,7 @@ func (s *Server) limit(next http.Handler) http.Handler {
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
 	client := signin.Network(clientOf(r)) // an IPv6 /64 is one client
 	if !s.reading.take(client) {
-		// Connection: close, or net/http would first read the unread body
-		// (to reuse the connection) from the very client being refused.
-		w.Header().Set("Connection", "close")
+		// The connection closes after the answer (bound): its body is unread.
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many request bodies being received", "")
 		return false
@@ -561,20 +589,24 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(r.Body)
-	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
 	case err == nil:
+		// The whole body is in: no deadline while the handler works (an
+		// expired one would end the request: net/http's background read
+		// of the connection cancels its context), and the connection may
+		// be kept.
+		_ = rc.SetReadDeadline(time.Time{})
+		w.Header().Del("Connection")
+		infoOf(r).received = true
 		r.Body = &received{Reader: bytes.NewReader(buf.Bytes()), b: buf.Bytes()}
 		return true
 	case errors.As(err, &mbe):
 		s.fail(w, r, err)
 	case errors.As(err, &ne) && ne.Timeout():
-		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusRequestTimeout, "request_timeout", fmt.Sprintf("the request body did not arrive within %s", s.o.BodyTimeout), "body")
 	default:
-		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, "bad_input", "reading the request body: "+err.Error(), "body")
 	}
 	return false
