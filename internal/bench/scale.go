@@ -75,6 +75,31 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 		out = append(out, Workload{Name: fmt.Sprintf("load last %d of %d", last, n), Rows: last, Size: n,
 			Run: func(ctx context.Context) error { return count(ctx, key, sessionstore.LoadOptions{LastN: last}) }})
 	}
+	// Pops: the last message of each session of the sweep beside the last
+	// of a session of 20 (PopRatio); each pop's message is stored back,
+	// untimed, so the sessions keep their sizes.
+	pops := append([]int{last}, sizes...)
+	for _, n := range slices.Compact(pops) {
+		key := fmt.Sprintf("sweep-%d", n)
+		if n == last {
+			key = small
+		}
+		i := 0
+		out = append(out, Workload{Name: fmt.Sprintf("pop the last of %d", n), Rows: 1, Size: n,
+			Setup: func() {
+				i++
+				if _, err := e.Store.StoreMessages(ctx, key, Turn(i)[:1], ""); err != nil {
+					panic(fmt.Sprintf("pop workload: store one back: %v", err))
+				}
+			},
+			Run: func(ctx context.Context) error {
+				_, ok, err := e.Store.PopMessage(ctx, key)
+				if err == nil && !ok {
+					err = fmt.Errorf("pop of %s: the session is empty", key)
+				}
+				return err
+			}})
+	}
 	if e.Conn != nil && len(sizes) > 0 {
 		// The fills wrote millions of rows: vacuum them now, or autovacuum
 		// does it while the sweep is measured.
@@ -144,6 +169,24 @@ func BoundedRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
 		return base, large, 0, false
 	}
 	large = bounded[len(bounded)-1]
+	return base, large, large.MedianMS / base.MedianMS, true
+}
+
+// PopRatio is the median pop of the last message of the largest session
+// of a sweep over the pop of the last of a 20-message session (1.0: a pop
+// reads one end of the session's index, whatever its size).
+func PopRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
+	var pops []Result
+	for _, r := range rs {
+		var n int
+		if _, err := fmt.Sscanf(r.Name, "pop the last of %d", &n); err == nil {
+			pops = append(pops, r)
+		}
+	}
+	if len(pops) < 2 || pops[0].MedianMS == 0 {
+		return base, large, 0, false
+	}
+	base, large = pops[0], pops[len(pops)-1]
 	return base, large, large.MedianMS / base.MedianMS, true
 }
 
