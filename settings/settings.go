@@ -57,6 +57,8 @@ type Config struct {
 	DatabaseURL string
 	// StorageEnabled is false only when POSTGRES_ENABLED is set to something
 	// other than "true" (any case); then store, load and lookup do nothing.
+	// A value that is neither "true" nor "false" leaves it false, as the
+	// peer reads it, and Validate refuses it.
 	StorageEnabled bool
 	// UserID is the store's user id, written as tenant_id. Default "anonymous".
 	UserID string
@@ -92,13 +94,17 @@ type Config struct {
 	// Sources says where each value came from: "flag", "env", ".env
 	// (<path>)" or "default", keyed by setting name.
 	Sources map[string]string
-	// Warnings are problems that do not stop remstore (e.g. an unusual
-	// POSTGRES_ENABLED value).
+	// Warnings are problems that do not stop remstore on their own (e.g. a
+	// REMSTORE_ name in .env that remstore does not read). Those that
+	// Validate refuses are here too, for a caller that does not validate.
 	Warnings []string
 	// DotEnvPath is the .env file that was read, if any.
 	DotEnvPath string
 
 	flagNames map[string]string
+	// badEnabled is a POSTGRES_ENABLED value that is neither true nor
+	// false, for Validate to refuse; nil when the value is one of them.
+	badEnabled *string
 }
 
 // Origin names where a setting came from the way the user wrote it: the flag
@@ -176,9 +182,15 @@ func Load(opts Options) (Config, error) {
 		cfg.DatabaseURL, cfg.Sources[KeyDB] = DefaultSQLitePath(), "default"
 	}
 
+	// The peer reads anything but "true" (any case) as off, so a typo
+	// ("flase", "ture") would switch storage off in silence. Only the two
+	// words are taken, in any case and nothing around them: each means the
+	// same here as in the peer. Anything else is off as the peer reads it,
+	// and Validate refuses it.
 	enabled := str(KeyPostgresEnabled, "true")
 	cfg.StorageEnabled = strings.EqualFold(enabled, "true")
 	if !cfg.StorageEnabled && !strings.EqualFold(enabled, "false") {
+		cfg.badEnabled = &enabled
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
 			"%s=%q is neither true nor false; storage is off", KeyPostgresEnabled, enabled))
 	}
@@ -247,6 +259,10 @@ func LocalURL(addr string) string {
 // Validate checks every value and returns one error naming each bad setting.
 func (c Config) Validate() error {
 	var errs []error
+	if c.badEnabled != nil {
+		errs = append(errs, fmt.Errorf("%s: %q is neither true nor false: set true to store, false to turn storage off (either in any case)",
+			c.Origin(KeyPostgresEnabled), *c.badEnabled))
+	}
 	if c.TruncateLength < 1 || c.TruncateLength > MaxTruncateLength {
 		errs = append(errs, fmt.Errorf("%s: must be an integer from 1 to %d", c.Origin(KeyTruncateLength), MaxTruncateLength))
 	}

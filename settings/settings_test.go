@@ -60,17 +60,70 @@ func TestDotEnvDiscovery(t *testing.T) {
 	}
 }
 
+// POSTGRES_ENABLED takes true and false in any case, as the peer reads
+// them; anything else (a typo, the peer's "off" for 1 or yes) is refused by
+// Validate naming the variable and the two values, where it used to warn and
+// turn storage off.
 func TestPostgresEnabled(t *testing.T) {
 	t.Parallel()
-	for v, want := range map[string]bool{"true": true, "TRUE": true, "True": true, "false": false, "0": false, "yes": false, "": false} {
-		cfg, _ := Load(Options{NoDotEnv: true, Getenv: env(map[string]string{KeyPostgresEnabled: v})})
-		if cfg.StorageEnabled != want {
-			t.Errorf("POSTGRES_ENABLED=%q: enabled %v", v, cfg.StorageEnabled)
+	for _, c := range []struct {
+		value   string
+		set     bool
+		enabled bool
+		refused bool
+	}{
+		{set: false, enabled: true},
+		{value: "true", set: true, enabled: true},
+		{value: "TRUE", set: true, enabled: true},
+		{value: "True", set: true, enabled: true},
+		{value: "false", set: true},
+		{value: "FALSE", set: true},
+		{value: "False", set: true},
+		{value: "flase", set: true, refused: true},
+		{value: "ture", set: true, refused: true},
+		{value: "", set: true, refused: true},
+		{value: " true", set: true, refused: true}, // the peer reads it as off
+		{value: "1", set: true, refused: true},     // the peer reads it as off
+		{value: "0", set: true, refused: true},
+		{value: "yes", set: true, refused: true}, // the peer reads it as off
+		{value: "no", set: true, refused: true},
+		{value: "on", set: true, refused: true}, // the peer reads it as off
+		{value: "off", set: true, refused: true},
+	} {
+		e := map[string]string{}
+		if c.set {
+			e[KeyPostgresEnabled] = c.value
 		}
-		warned := len(cfg.Warnings) > 0
-		if wantWarn := !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false"); warned != wantWarn {
-			t.Errorf("POSTGRES_ENABLED=%q: warnings %v", v, cfg.Warnings)
+		cfg, err := Load(Options{NoDotEnv: true, Getenv: env(e)})
+		if err != nil {
+			t.Fatal(err)
 		}
+		if cfg.StorageEnabled != c.enabled {
+			t.Errorf("POSTGRES_ENABLED=%q: enabled %v, want %v", c.value, cfg.StorageEnabled, c.enabled)
+		}
+		err = cfg.Validate()
+		if !c.refused {
+			if err != nil {
+				t.Errorf("POSTGRES_ENABLED=%q: refused: %v", c.value, err)
+			}
+			continue
+		}
+		want := KeyPostgresEnabled + ` (from env): "` + c.value + `" is neither true nor false`
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "true to store, false to turn storage off") {
+			t.Errorf("POSTGRES_ENABLED=%q: Validate = %v, want an error containing %q and the two values", c.value, err, want)
+		}
+	}
+	// From .env the error names the file the value came from.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("POSTGRES_ENABLED=flase\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(Options{Dir: dir, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), KeyPostgresEnabled+" (from .env ("+filepath.Join(dir, ".env")+`)): "flase"`) {
+		t.Errorf(".env POSTGRES_ENABLED=flase: %v", err)
 	}
 }
 

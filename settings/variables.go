@@ -16,7 +16,7 @@ func Variables() []Variable {
 		{KeyPostgresURL, "every command", "unset",
 			"The Python service's name for the PostgreSQL URL; used when `REMSTORE_DB` is not set."},
 		{KeyPostgresEnabled, "every command", "`true`",
-			"Storage switch shared with the Python service: anything but `true` (any case) turns storage off (stores write nothing and say so, loads are empty); a value that is neither true nor false is warned about."},
+			"Storage switch shared with the Python service: `true` or `false`, in any case. `false` turns storage off: stores write nothing and say so, loads are empty, and commands that find nothing say storage is off. Any other value (a typo such as `flase`, or `1`, `yes`, an empty value) stops every command with exit 2 naming the variable, instead of turning storage off in silence as the Python service would."},
 		{KeyUserID, "every command", "`" + DefaultUserID + "` (a note on stderr says so)",
 			"The user a command acts for, written as `tenant_id`. Flag `--user-id`."},
 		{KeyTruncateLength, "every command", "`200`",

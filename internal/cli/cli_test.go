@@ -812,6 +812,43 @@ func TestStoreWithStorageOffSaysSo(t *testing.T) {
 	}
 }
 
+// A POSTGRES_ENABLED that is neither true nor false stops every command
+// with exit 2 naming the variable and the two values (issue 54: "flase"
+// warned, turned storage off and exited 0); true and false in any case
+// still run. Nothing is stored or created before the refusal.
+func TestPostgresEnabledTypoRefused(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "typo.db")
+	for _, c := range []struct {
+		value string
+		args  []string
+		in    string
+	}{
+		{"flase", []string{"store", "--session-id", "s"}, `[{"role":"user","content":"hi"}]`},
+		{"flase", []string{"load", "--session-id", "s"}, ""},
+		{"ture", []string{"lookup", "session-6f1c3b7e-8a53-4b1e-9a55-3f3d2c1b0a99-msg-0"}, ""},
+		{"1", []string{"sessions", "list"}, ""},
+		{"yes", []string{"env"}, ""},
+		{"", []string{"load", "--session-id", "s"}, ""},
+	} {
+		env := map[string]string{"REMSTORE_DB": dbPath, "REMSTORE_USER_ID": "alice", "POSTGRES_ENABLED": c.value}
+		r := run(t, env, c.in, c.args...)
+		want := `remstore: POSTGRES_ENABLED (from env): "` + c.value + `" is neither true nor false: set true to store, false to turn storage off`
+		if r.code != cli.ExitUsage || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
+			t.Errorf("POSTGRES_ENABLED=%q %v: exit %d, stdout %q, stderr %q; want exit 2 with %q", c.value, c.args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	if _, err := os.Stat(dbPath); !os.IsNotExist(err) {
+		t.Fatalf("a refused command created the database: %v", err)
+	}
+	for _, v := range []string{"TRUE", "False"} {
+		env := map[string]string{"REMSTORE_DB": dbPath, "REMSTORE_USER_ID": "alice", "POSTGRES_ENABLED": v}
+		if r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "s"); r.code != 0 {
+			t.Errorf("POSTGRES_ENABLED=%s: store exit %d %q", v, r.code, r.stderr)
+		}
+	}
+}
+
 // serve on a port in use is exit 2 naming --addr and how to pick a free one
 // (issue 43: exit 3, read as "storage unavailable", without a hint).
 func TestServeOnABusyPort(t *testing.T) {
