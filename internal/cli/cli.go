@@ -90,7 +90,10 @@ func RunWith(ctx context.Context, o Options, args []string, stdin io.Reader, std
 		// cobra's count of arguments, with what the command takes.
 		msg = fmt.Sprintf("%s: %s; usage: %s", cmd.CommandPath(), msg, cmd.UseLine())
 	}
-	if code == ExitNotFound && cmd != nil && !errors.Is(err, sessionstore.ErrNotAnAnswer) {
+	if errors.Is(err, sessionstore.ErrDisabled) {
+		// Where storage was switched off: a forgotten .env line, say.
+		msg = strings.Replace(msg, sessionstore.ErrDisabled.Error(), e.storageOff(), 1)
+	} else if code == ExitNotFound && cmd != nil && !errors.Is(err, sessionstore.ErrNotAnAnswer) {
 		msg = e.notFoundWords(cmd, msg)
 	}
 	if strings.Contains(msg, `prepared statement "`) && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "already exists")) {
@@ -119,6 +122,13 @@ func (e *env) notFoundWords(cmd *cobra.Command, msg string) string {
 		}
 	}
 	return fmt.Sprintf("%s for user %q (what another --user-id stored is not visible to this one)", msg, e.cfg.UserID)
+}
+
+// storageOff says that storage is switched off and where it was: a
+// command that finds nothing because of it says so, rather than leaving the
+// user to suspect the session id or the user id.
+func (e *env) storageOff() string {
+	return fmt.Sprintf("storage is off (%s=false, from %s)", settings.KeyPostgresEnabled, e.cfg.Sources[settings.KeyPostgresEnabled])
 }
 
 // inFlagWords names the flag typed where the library named its field:

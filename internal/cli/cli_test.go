@@ -812,6 +812,69 @@ func TestStoreWithStorageOffSaysSo(t *testing.T) {
 	}
 }
 
+// With storage off, the commands that find nothing say why on stderr (issue
+// 54: load printed [] with no word, lookup blamed the user id, pop and clear
+// printed null and 0): storage is off, and where it was switched off. Exit
+// codes are as before: load, pop and clear 0, lookup 1 (nothing found),
+// what refuses 3.
+func TestStorageOffIsSaid(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "off.db")
+	on := map[string]string{"REMSTORE_DB": dbPath, "REMSTORE_USER_ID": "alice", "REMSTORE_TRUNCATE_LENGTH": "5"}
+	st := run(t, on, `[{"role":"user","content":"hi"},{"role":"assistant","content":"0123456789abcdef"}]`, "store", "--session-id", "chat-1")
+	var stored struct{ Keys []string }
+	if err := json.Unmarshal([]byte(st.stdout), &stored); st.code != 0 || err != nil || len(stored.Keys) != 2 {
+		t.Fatalf("store: %d %q %q", st.code, st.stdout, st.stderr)
+	}
+	off := map[string]string{"POSTGRES_ENABLED": "false"}
+	for k, v := range on {
+		off[k] = v
+	}
+	const said = "storage is off (POSTGRES_ENABLED=false, from env)"
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string // the whole stdout, trimmed
+		want string // in stderr
+	}{
+		{[]string{"load", "--session-id", "chat-1"}, 0, "[]", "remstore: note: " + said + "; the output is empty"},
+		{[]string{"load", "--session-id", "chat-1", "--format", "pydantic-ai"}, 0, "[]", "remstore: note: " + said + "; the output is empty"},
+		{[]string{"lookup", stored.Keys[1]}, 1, "", "remstore: lookup " + stored.Keys[1] + ": nothing found, " + said},
+		{[]string{"lookup", "--session-id", "chat-1", "--index", "1"}, 1, "", `remstore: lookup index 1 of session "chat-1": nothing found, ` + said},
+		{[]string{"sessions", "list"}, 3, "", "remstore: " + said},
+		{[]string{"sessions", "get", "chat-1"}, 3, "", "remstore: " + said},
+		{[]string{"sessions", "pop", "chat-1"}, 0, "null", "remstore: note: " + said + ": nothing was read or changed"},
+		{[]string{"sessions", "clear", "chat-1"}, 0, `{"removed":0}`, "remstore: note: " + said + ": nothing was read or changed"},
+		{[]string{"store", "--session-id", "chat-1"}, 0, `{"session_id":`, "remstore: " + said + ": nothing was stored"},
+	} {
+		in := ""
+		if c.args[0] == "store" {
+			in = `[{"role":"user","content":"more"}]`
+		}
+		r := run(t, off, in, c.args...)
+		if r.code != c.code || !strings.HasPrefix(strings.TrimSpace(r.stdout), c.out) || !strings.Contains(r.stderr, c.want) ||
+			strings.Contains(r.stderr, "user-id") || strings.Contains(r.stderr, `for user "alice"`) {
+			t.Errorf("%v with storage off: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr with %q and no word of the user id",
+				c.args, r.code, r.stdout, r.stderr, c.code, c.out, c.want)
+		}
+	}
+	// Nothing was changed: with storage on, the session is as stored.
+	if r := run(t, on, "", "load", "--session-id", "chat-1", "--no-compress"); r.code != 0 || !strings.Contains(r.stdout, "0123456789abcdef") || strings.Count(r.stdout, `"role"`) != 2 {
+		t.Errorf("load with storage on after: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// Switched off in a .env: the note names the file.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("POSTGRES_ENABLED=FALSE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	getenv := func(k string) (string, bool) { v, ok := on[k]; return v, ok }
+	code := cli.RunWith(context.Background(), cli.Options{Getenv: getenv, Dir: dir}, []string{"load", "--session-id", "chat-1"}, strings.NewReader(""), &out, &errb)
+	if want := "storage is off (POSTGRES_ENABLED=false, from .env (" + filepath.Join(dir, ".env") + "))"; code != 0 || !strings.Contains(errb.String(), want) {
+		t.Errorf("load with storage off in .env: %d %q; want %q", code, errb.String(), want)
+	}
+}
+
 // A POSTGRES_ENABLED that is neither true nor false stops every command
 // with exit 2 naming the variable and the two values (issue 54: "flase"
 // warned, turned storage off and exited 0); true and false in any case

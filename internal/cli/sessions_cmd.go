@@ -31,7 +31,8 @@ func newSessionsCmd(e *env) *cobra.Command {
 // constructor each, around what they share.
 type sessionsCmds struct{ e *env }
 
-// withStore runs fn with the user's store, opened for writes or not.
+// withStore runs fn with the user's store, opened for writes or not, and
+// says when storage is off.
 func (c sessionsCmds) withStore(write bool, fn func(s *sessionstore.Store, args []string) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
 		s, db, err := c.e.openStore(write)
@@ -39,7 +40,15 @@ func (c sessionsCmds) withStore(write bool, fn func(s *sessionstore.Store, args 
 			return err
 		}
 		defer db.Close()
-		return fn(s, args)
+		if err := fn(s, args); err != nil {
+			return err
+		}
+		if !s.Enabled() {
+			// pop and clear do nothing with storage off (the others
+			// refuse with ErrDisabled): their null or 0 is said to be why.
+			fmt.Fprintf(c.e.stderr, "remstore: note: %s: nothing was read or changed\n", c.e.storageOff())
+		}
+		return nil
 	}
 }
 

@@ -173,7 +173,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				return locate(err)
 			}
 			if !s.Enabled() { // SPEC §7: the messages back, nothing stored; said, not silent
-				fmt.Fprintf(e.stderr, "remstore: storage is off (%s is not true): nothing was stored\n", settings.KeyPostgresEnabled)
+				fmt.Fprintf(e.stderr, "remstore: %s: nothing was stored\n", e.storageOff())
 			}
 			return writeJSON(e, res.Answer(len(msgs), s.Enabled()))
 		},
@@ -267,9 +267,14 @@ audit file (--agent-name and --prompt name the call).`,
 	return cmd
 }
 
-// noteEmpty says on stderr why a load printed no messages: no such session
-// for this user (the usual cause: a forgotten --user-id), or an empty one.
+// noteEmpty says on stderr why a load printed no messages: storage is off,
+// no such session for this user (the usual cause: a forgotten --user-id),
+// or an empty one.
 func (e *env) noteEmpty(s *sessionstore.Store, key string) {
+	if !s.Enabled() {
+		fmt.Fprintf(e.stderr, "remstore: note: %s; the output is empty, nothing was read\n", e.storageOff())
+		return
+	}
 	_, _, err := s.GetSession(e.ctx, key, sessionstore.LoadOptions{})
 	switch {
 	case errors.Is(err, sessionstore.ErrNotFound):
@@ -316,6 +321,15 @@ Exit 1 when nothing is found, 2 for a malformed key.`,
 				return err
 			}
 			defer db.Close()
+			if !s.Enabled() {
+				// Nothing is found, as SPEC §7 says, and not for want of
+				// the right --user-id: the words say why.
+				what := fmt.Sprintf("index %d of session %q", index, sessionID)
+				if sessionID == "" {
+					what = args[0]
+				}
+				return &exitError{ExitNotFound, fmt.Errorf("lookup %s: nothing found, %w", what, sessionstore.ErrDisabled)}
+			}
 			var full string
 			if sessionID != "" {
 				full, err = s.LookupIndex(e.ctx, sessionID, index)
