@@ -28,6 +28,10 @@ import (
 
 // Invocation is one agent call: what it was asked and the history it got.
 type Invocation struct {
+	// Timestamp is when the call was made, written in UTC. The zero time
+	// is none given: Append writes the time of the append instead (issue
+	// 54: every invocation appended through the HTTP API said
+	// 0001-01-01T00:00:00+00:00).
 	Timestamp             time.Time
 	AgentName             string
 	Prompt                string
@@ -130,7 +134,12 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // needed), and the next Append takes every set-aside invocation in, in the
 // order they were set aside, before its own; Read (and Scan, for a session
 // with a file) shows them meanwhile.
+//
+// An invocation without a Timestamp gets the time of the append.
 func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
+	if inv.Timestamp.IsZero() {
+		inv.Timestamp = time.Now()
+	}
 	node, err := invocationNode(inv)
 	if err != nil {
 		return err

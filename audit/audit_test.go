@@ -109,6 +109,44 @@ func TestRecordIn(t *testing.T) {
 	RecordIn(context.Background(), filepath.Join(Path(dir, "gate"), "sub"), "gate", "a", "p", nil, 0)
 }
 
+// An invocation without a time is written with the time of the append, in
+// UTC; one with a time keeps it (issue 54: the zero time was written as
+// 0001-01-01T00:00:00+00:00).
+func TestAppendTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	given := time.Date(2024, 1, 15, 12, 30, 0, 123456000, time.FixedZone("", 2*3600))
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		want string // "" = the time of the append
+	}{
+		{"none", time.Time{}, ""},
+		{"given", given, "2024-01-15T10:30:00.123456+00:00"},
+	} {
+		before := time.Now()
+		if err := Append(context.Background(), dir, "t", Invocation{Timestamp: c.at, AgentName: c.name}); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now()
+		f, err := Read(dir, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := f.Invocations[len(f.Invocations)-1]["timestamp"].(string)
+		if c.want != "" {
+			if got != c.want {
+				t.Errorf("%s: timestamp %q, want %q", c.name, got, c.want)
+			}
+			continue
+		}
+		at, err := models.ParseTimestamp(got)
+		if err != nil || !strings.HasSuffix(got, "+00:00") || at.Before(before.Truncate(time.Microsecond)) || at.After(after) {
+			t.Errorf("%s: timestamp %q, want the time of the append in UTC", c.name, got)
+		}
+	}
+}
+
 func TestCorruptFileSetAside(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

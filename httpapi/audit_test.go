@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -128,4 +129,92 @@ func TestMiddlewareRecordsTheCall(t *testing.T) {
 	if ms, ok := inv["latency_ms"].(float64); !ok || ms < 0 {
 		t.Errorf("latency_ms %v", inv["latency_ms"])
 	}
+	// Its time is the request's, in UTC (it was 0001-01-01T00:00:00+00:00).
+	ts, _ := inv["timestamp"].(string)
+	if at, err := models.ParseTimestamp(ts); err != nil || !strings.HasSuffix(ts, "+00:00") || time.Since(at) > time.Minute || time.Since(at) < 0 {
+		t.Errorf("timestamp %q, want the time of the request in UTC", ts)
+	}
+}
+
+// A call appended through the API is stamped with the server's time, in
+// UTC, when the caller gives none (issue 54: every such invocation said
+// 0001-01-01T00:00:00+00:00, and the call page and waterfall with it); a
+// time the caller gives is kept, in UTC to the microsecond as the dump
+// writes every time. A bad time, or one given to complete a load's call
+// (which keeps the load's time), is a 400 naming the field.
+func TestAuditAppendTime(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		dir := t.TempDir()
+		api := newAPI(t, db, Options{AuditEnabled: true, AuditDir: dir})
+		if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/at/messages", user: "alice",
+			body: `[{"role":"user","content":"hi"}]`}); code != 201 {
+			t.Fatalf("store: %d %s", code, body)
+		}
+		const now = "now" // the server's time is wanted
+		for _, c := range []struct {
+			name, timestamp string // timestamp: the JSON value sent, "" = none
+			code            int
+			want            string // the time read back, or the error's field
+		}{
+			{"none", "", 201, now},
+			{"null", `null`, 201, now},
+			{"Go's zero time", `"0001-01-01T00:00:00Z"`, 201, now},
+			{"UTC with microseconds", `"2024-01-15T10:30:00.123456+00:00"`, 201, "2024-01-15T10:30:00.123456+00:00"},
+			{"Z", `"2024-01-15T10:30:00Z"`, 201, "2024-01-15T10:30:00+00:00"},
+			{"another offset", `"2024-01-15T12:30:00.5+02:00"`, 201, "2024-01-15T10:30:00.500000+00:00"},
+			{"naive, read as UTC", `"2024-01-15T10:30:00"`, 201, "2024-01-15T10:30:00+00:00"},
+			{"not a time", `"yesterday"`, 400, `"field":"timestamp"`},
+			{"not a string", `1705314600`, 400, `timestamp`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				body := `{"agent_name":"` + c.name + `","prompt":"p"`
+				if c.timestamp != "" {
+					body += `,"timestamp":` + c.timestamp
+				}
+				before := time.Now().UTC()
+				code, answer, _ := do(t, api, call{method: "POST", path: "/v1/sessions/at/audit", user: "alice", body: body + "}"})
+				after := time.Now().UTC()
+				if code != c.code {
+					t.Fatalf("%s: %d %s; want %d", body, code, answer, c.code)
+				}
+				if code != 201 {
+					if !strings.Contains(answer, c.want) {
+						t.Errorf("%s: %s; want %q", body, answer, c.want)
+					}
+					return
+				}
+				f, err := audit.Read(dir, "at")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got string
+				for _, inv := range f.Invocations {
+					if inv["agent_name"] == c.name {
+						got, _ = inv["timestamp"].(string)
+					}
+				}
+				if c.want != now {
+					if got != c.want {
+						t.Errorf("%s: timestamp %q, want %q kept", body, got, c.want)
+					}
+					return
+				}
+				at, err := models.ParseTimestamp(got)
+				if err != nil || !strings.HasSuffix(got, "+00:00") ||
+					at.Before(before.Truncate(time.Microsecond)) || at.After(after.Add(time.Second)) {
+					t.Errorf("%s: timestamp %q, want the server's time in UTC, from %s to %s", body, got, before, after)
+				}
+			})
+		}
+		// Completing a load's call keeps the load's time: a time given
+		// with call_id alone is refused, not dropped in silence.
+		_, _, h := do(t, api, call{method: "GET", path: "/v1/sessions/at/messages?format=pydantic-ai&prompt=q", user: "alice"})
+		id := h.Get(AuditCallHeader)
+		code, answer, _ := do(t, api, call{method: "POST", path: "/v1/sessions/at/audit", user: "alice",
+			body: `{"call_id":"` + id + `","latency_ms":2,"timestamp":"2024-01-15T10:30:00Z"}`})
+		if id == "" || code != 400 || !strings.Contains(answer, `"field":"timestamp"`) {
+			t.Errorf("completing call %q with a time: %d %s; want 400 naming timestamp", id, code, answer)
+		}
+	})
 }

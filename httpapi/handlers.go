@@ -579,6 +579,9 @@ type AuditRecord struct {
 	AgentName string          `json:"agent_name,omitempty"`
 	Prompt    string          `json:"prompt,omitempty"`
 	History   json.RawMessage `json:"history,omitempty"` // the history the call saw, as message dicts
+	// Timestamp is when the call was made, ISO 8601 (naive: UTC). Empty,
+	// null or Go's zero time: the server's time of the append.
+	Timestamp string `json:"timestamp,omitempty"`
 }
 
 // POST /v1/sessions/{id}/audit: records one model call in the session's
@@ -595,6 +598,13 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) err
 	for _, f := range []struct{ name, v string }{{"agent_name", body.AgentName}, {"prompt", body.Prompt}} {
 		if err := models.CheckText(-1, f.name, f.v, 0); err != nil {
 			return err
+		}
+	}
+	var at time.Time
+	if body.Timestamp != "" {
+		var err error
+		if at, err = models.ParseTimestamp(body.Timestamp); err != nil {
+			return &models.FieldError{Index: -1, Field: "timestamp", Reason: fmt.Sprintf("%q is not an ISO-8601 time (like 2024-01-15T10:30:00+00:00)", body.Timestamp)}
 		}
 	}
 	var hist []models.HistoryMessage
@@ -616,6 +626,9 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) err
 	}
 	dir, sid := s.o.AuditDir, r.PathValue("id")
 	if body.CallID != "" && hist == nil && body.AgentName == "" && body.Prompt == "" {
+		if !at.IsZero() { // not dropped in silence: the invocation keeps its load's time
+			return &models.FieldError{Index: -1, Field: "timestamp", Reason: "the call a load recorded keeps the time of that load; give timestamp with a call no load recorded (no call_id)"}
+		}
 		err := audit.Complete(r.Context(), dir, sid, body.Exchange)
 		if errors.Is(err, audit.ErrNoCall) {
 			return &models.FieldError{Index: -1, Field: "call_id", Reason: "no audited call of this session has it (the " + AuditCallHeader + " of a load)"}
@@ -629,7 +642,8 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) err
 	if body.CallID == "" {
 		body.CallID = audit.NewCallID()
 	}
-	if err := audit.Append(r.Context(), dir, sid, audit.Invocation{AgentName: body.AgentName, Prompt: body.Prompt,
+	// No time given (at zero): Append writes the server's.
+	if err := audit.Append(r.Context(), dir, sid, audit.Invocation{Timestamp: at, AgentName: body.AgentName, Prompt: body.Prompt,
 		RawSessionHistory: hist, Exchange: body.Exchange}); err != nil {
 		return err
 	}
