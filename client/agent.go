@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
@@ -62,6 +63,10 @@ func (a agentStore) Clear(ctx context.Context, session string) error {
 // /v1/sessions/{id}/audit), which keeps it when DEBUG_AUDIT_SESSION is set
 // there.
 func (a agentStore) RecordCall(ctx context.Context, session string, r sdk.CallRecord) error {
-	_, err := a.c.RecordCall(ctx, session, AuditRecord{Exchange: r.Exchange, Prompt: r.Prompt, History: r.History})
+	rec := AuditRecord{Exchange: r.Exchange, Prompt: r.Prompt, History: r.History, Timestamp: r.Timestamp}
+	if rec.CallID != "" && rec.Prompt == "" && len(rec.History) == 0 {
+		rec.Timestamp = time.Time{} // completing a load's call, which keeps the load's time
+	}
+	_, err := a.c.RecordCall(ctx, session, rec)
 	return err
 }

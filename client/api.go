@@ -212,6 +212,10 @@ type AuditRecord struct {
 	AgentName string                  `json:"agent_name,omitempty"`
 	Prompt    string                  `json:"prompt,omitempty"`
 	History   []models.HistoryMessage `json:"history,omitempty"`
+	// Timestamp is when the call began; zero sends none, and serve records
+	// the time it receives the call. Not with CallID alone: a load's call
+	// keeps the load's time.
+	Timestamp time.Time `json:"timestamp,omitzero"`
 }
 
 // RecordCall sends one model call to the session's audit dump (POST

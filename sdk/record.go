@@ -32,6 +32,10 @@ type Recorder interface {
 type CallRecord struct {
 	Prompt  string
 	History []models.HistoryMessage // what the call was given
+	// Timestamp is when the call began (RunTurn sets it); zero is when it
+	// is recorded. The audit dump's waterfall draws a call from its
+	// timestamp for its latency.
+	Timestamp time.Time
 	audit.Exchange
 }
 
@@ -113,7 +117,7 @@ func askRecorded(ctx context.Context, rec Recorder, session, prompt string, ask 
 	if err != nil {
 		return answer, err
 	}
-	r := CallRecord{Prompt: prompt, History: history, Exchange: exchangeOf(answer, c, ms)}
+	r := CallRecord{Prompt: prompt, History: history, Timestamp: start, Exchange: exchangeOf(answer, c, ms)}
 	if rerr := rec.RecordCall(ctx, session, r); rerr != nil {
 		slog.Warn("remstore: recording a model call failed", "session", session, "err", rerr)
 	}

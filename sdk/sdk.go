@@ -92,7 +92,7 @@ func (l library) RecordCall(ctx context.Context, session string, r CallRecord) e
 	if r.CallID == "" {
 		r.CallID = audit.NewCallID()
 	}
-	return audit.Append(ctx, cfg.AuditDir, session, audit.Invocation{Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
+	return audit.Append(ctx, cfg.AuditDir, session, audit.Invocation{Timestamp: r.Timestamp, Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
 }
 
 // The REM LOOKUP tool every adapter offers under its SDK's tool type, as

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/agenttest"
+	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // A turn with one bad message is refused whole, naming the message and the
@@ -114,6 +119,53 @@ func TestRacingTurnsDoNotInterleave(t *testing.T) {
 			}
 			if strings.Join(got, "|") != "first prompt|second prompt|second answer" {
 				t.Fatalf("history %q", got)
+			}
+		})
+	}
+}
+
+// RunTurn records each model call at the time it began, through the library
+// and through serve alike (issue 54: every call was recorded at
+// 0001-01-01T00:00:00+00:00): the time lies between the turn's start and
+// the moment the model was asked, in UTC, and not after the answer, which
+// a slow model puts 200 ms later.
+func TestRunTurnRecordsWhenTheCallBegan(t *testing.T) {
+	ctx := context.Background()
+	for _, via := range []string{"library", "serve"} {
+		t.Run(via, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("DEBUG_AUDIT_SESSION", "1")
+			t.Setenv("DEBUG_AUDIT_DIR", dir)
+			var st sdk.Store
+			if via == "library" {
+				s, err := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st = sdk.Library(s)
+			} else {
+				st = agenttest.NewServeClient(t, dbtest.NewSQLite(t), 0, func(o *httpapi.Options) { o.AuditEnabled, o.AuditDir = true, dir }).Agent()
+			}
+			var asked, answered time.Time
+			slow := func(context.Context, []models.HistoryMessage) (models.HistoryMessage, error) {
+				asked = time.Now()
+				time.Sleep(200 * time.Millisecond)
+				answered = time.Now()
+				return models.HistoryMessage{Role: models.RoleAssistant, Content: "late"}, nil
+			}
+			before := time.Now()
+			if _, err := sdk.RunTurn(ctx, st, "when", "what time is it?", slow, nil); err != nil {
+				t.Fatal(err)
+			}
+			f, err := audit.Read(dir, "when")
+			if err != nil || len(f.Invocations) != 1 {
+				t.Fatalf("dump: %v %+v", err, f)
+			}
+			ts, _ := f.Invocations[0]["timestamp"].(string)
+			at, err := models.ParseTimestamp(ts)
+			if err != nil || !strings.HasSuffix(ts, "+00:00") || at.Before(before.Truncate(time.Microsecond)) || at.After(asked) {
+				t.Errorf("timestamp %q; want the call's start in UTC, from %s to %s (the answer came at %s)", ts,
+					before.UTC().Format(time.RFC3339Nano), asked.UTC().Format(time.RFC3339Nano), answered.UTC().Format(time.RFC3339Nano))
 			}
 		})
 	}
