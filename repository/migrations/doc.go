@@ -9,4 +9,9 @@
 // dialect (statements separated by "--bun:split"; "--include FILE" reads
 // another file, so a down step restores the old store function from its own
 // file in sql/functions).
+//
+// Processes that migrate one database at once (replicas starting together)
+// take turns under a lock of the database (lock.go): one migrates, the
+// others wait for it, at most DefaultLockWait, then find nothing to do. A
+// database with nothing to migrate takes no lock.
 package migrations

@@ -32,3 +32,24 @@ func UpTo(ctx context.Context, db *repository.DB, name string) error {
 	}
 	return nil
 }
+
+// HoldLock takes db's migration lock as a migrating process does and holds
+// it until release is called; with claim, also bun's lock row, as a
+// process does once bun's tables exist (tests only).
+func HoldLock(ctx context.Context, db *repository.DB, claim bool) (release func() error, err error) {
+	h, err := lock(ctx, db, Options{})
+	if err != nil {
+		return nil, err
+	}
+	if claim {
+		if err := NewMigrator(db).Init(ctx); err != nil {
+			_ = h.release()
+			return nil, err
+		}
+		if err := h.claim(ctx); err != nil {
+			_ = h.release()
+			return nil, err
+		}
+	}
+	return h.release, nil
+}

@@ -355,25 +355,82 @@ func Up(ctx context.Context, db *repository.DB) error {
 // Apply is Up that says which migrations it applied (none on a database
 // already up to date), so a server can log that it changed the schema.
 func Apply(ctx context.Context, db *repository.DB) ([]string, error) {
-	m := NewMigrator(db)
-	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("migrate: init: %w", err)
+	return ApplyWith(ctx, db, Options{})
+}
+
+// ApplyWith is Apply with options. A database with every migration applied
+// is left as it is at once, with no lock. Otherwise it takes the migration
+// lock (lock.go), waiting while another process holds it, and reads again
+// what is applied: what that process applied meanwhile is not applied twice.
+func ApplyWith(ctx context.Context, db *repository.DB, o Options) ([]string, error) {
+	if current, err := upToDate(ctx, db); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	} else if current {
+		return nil, nil
 	}
-	if err := m.Lock(ctx); err != nil {
-		return nil, fmt.Errorf("migrate: lock: %w", err)
-	}
-	defer func() { _ = m.Unlock(ctx) }()
-	g, err := m.Migrate(ctx)
+	var names []string
+	err := locked(ctx, db, o, func(m *migrate.Migrator) error {
+		g, err := m.Migrate(ctx)
+		if err != nil {
+			return err
+		}
+		if g != nil {
+			for _, mg := range g.Migrations {
+				names = append(names, mg.Name)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	var names []string
-	if g != nil {
-		for _, mg := range g.Migrations {
-			names = append(names, mg.Name)
-		}
-	}
 	return names, nil
+}
+
+// Rollback undoes the last group of migrations applied, holding the
+// migration lock as Apply does.
+func Rollback(ctx context.Context, db *repository.DB) (*migrate.MigrationGroup, error) {
+	var g *migrate.MigrationGroup
+	err := locked(ctx, db, Options{}, func(m *migrate.Migrator) (err error) {
+		g, err = m.Rollback(ctx)
+		return err
+	})
+	return g, err
+}
+
+// upToDate reports whether every migration is applied (false also when the
+// migrations table is not there yet).
+func upToDate(ctx context.Context, db *repository.DB) (bool, error) {
+	if ok, err := tableExists(ctx, db, Table); err != nil || !ok {
+		return false, err
+	}
+	ms, err := NewMigrator(db).MigrationsWithStatus(ctx)
+	if err != nil {
+		return false, nil // the locked path reads it again and says what is wrong
+	}
+	return len(ms.Unapplied()) == 0, nil
+}
+
+// locked runs fn holding the migration lock, after bun's tables are made
+// (also under the lock: two processes making them at once collide).
+func locked(ctx context.Context, db *repository.DB, o Options, fn func(*migrate.Migrator) error) (err error) {
+	h, err := lock(ctx, db, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := h.release(); err == nil {
+			err = rerr
+		}
+	}()
+	m := NewMigrator(db)
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := h.claim(ctx); err != nil {
+		return err
+	}
+	return fn(m)
 }
 
 // Check returns repository.ErrNotMigrated unless db holds the sessions and
