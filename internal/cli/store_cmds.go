@@ -40,7 +40,11 @@ func (e *env) openDB(write bool) (*repository.DB, error) {
 	}
 	if write {
 		var applied []string
-		applied, err = migrations.Apply(e.ctx, db)
+		// Replicas starting together take turns: one migrates, the others
+		// wait for it (at most migrations.DefaultLockWait) and say so.
+		applied, err = migrations.ApplyWith(e.ctx, db, migrations.Options{Waiting: func(what string) {
+			e.log.Info("waiting for another process to migrate the database", "lock", what, "at_most", migrations.DefaultLockWait.String())
+		}})
 		if err != nil {
 			err = fmt.Errorf("%w: %v", repository.ErrUnavailable, err)
 		} else if len(applied) > 0 {

@@ -202,7 +202,7 @@ on a Citus coordinator (remstore citus distribute).`,
 			}
 			defer db.Close()
 			if action == "down" {
-				g, err := migrations.NewMigrator(db).Rollback(e.ctx)
+				g, err := migrations.Rollback(e.ctx, db)
 				if err != nil {
 					return err
 				}
