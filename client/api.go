@@ -126,9 +126,11 @@ func (c *Client) StorePydanticAIWith(ctx context.Context, session string, messag
 
 // LoadOptions shapes a load.
 type LoadOptions struct {
-	NoCompress bool      // every answer in full
-	Extras     bool      // tool calls, author, usage, model, reasoning
-	Since      time.Time // only messages created after it
+	NoCompress bool // every answer in full
+	Extras     bool // tool calls, author, usage, model, reasoning
+	// Since loads only the messages created after it, tool pairs whole as
+	// LastN (a result whose call was created before it is left out with it).
+	Since time.Time
 	// LastN > 0 loads only the last LastN messages, tool pairs whole (a
 	// result whose call falls before them is left out with it).
 	LastN int

@@ -169,8 +169,10 @@ func rawTruthy(raw json.RawMessage) bool {
 type LoadOptions struct {
 	// NoCompress returns every message in full (export, debugging).
 	NoCompress bool
-	// Since, when set, returns only messages created after it. Keys and
-	// positions still count every earlier message.
+	// Since, when set, returns only messages created after it, tool pairs
+	// whole as LastN keeps them: a tool result at the start whose call was
+	// created before Since is left out with it. Keys and positions still
+	// count every earlier message.
 	Since time.Time
 	// IgnoreCompaction returns every message even after a compaction
 	// (audit, export); by default a compaction summary replaces what it covers.
@@ -298,7 +300,7 @@ func (s *Store) loadEach(ctx context.Context, sid uuid.UUID, o LoadOptions, fn f
 		started = true
 		return fn(m)
 	}
-	tail := newWindow(o.LastN, emit)
+	tail := newWindow(o, emit)
 	err := s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
 		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, &last, tail.add)
 		if !errors.Is(err, errPlanNeeded) {
@@ -328,14 +330,19 @@ func lastName(id uuid.UUID) string {
 	return id.String()
 }
 
-// window is LoadOptions.LastN, one rule for both ways a load reads: it
-// passes a history's last n messages on, leaving out tool results at its
-// start (their call is before the window, stored or to be synthesized: the
-// pair is left out whole). Where the rows read were already the last n
-// (an index range from the end) it streams; where every row was read, it
-// keeps the last n and hands them on at the end. n = 0 passes everything.
+// window is the part of a history a load hands on when it starts after the
+// history does, LoadOptions.LastN or LoadOptions.Since, with one rule for
+// both and for both ways a load reads: tool results at the window's start
+// are left out (their call is before the window, stored or to be
+// synthesized: the pair is left out whole), so the window may hold fewer.
+// Since's rows come already cut to the window (by the statement, or by
+// historyOf) and stream. For LastN, where the rows read were already the
+// last n (an index range from the end) it streams; where every row was
+// read, it keeps the last n and hands them on at the end. A load from the
+// start (neither option) passes everything.
 type window struct {
-	n      int
+	n      int  // LastN; 0: every message the load reads
+	cut    bool // the window starts after the history does (LastN or Since)
 	buffer bool
 	buf    []models.HistoryMessage // a ring of the last n once full, oldest at head
 	head   int
@@ -343,13 +350,15 @@ type window struct {
 	fn     func(models.HistoryMessage) error
 }
 
-func newWindow(n int, fn func(models.HistoryMessage) error) *window { return &window{n: n, fn: fn} }
+func newWindow(o LoadOptions, fn func(models.HistoryMessage) error) *window {
+	return &window{n: o.LastN, cut: o.LastN > 0 || !o.Since.IsZero(), fn: fn}
+}
 
 func (w *window) add(m models.HistoryMessage) error {
-	if w.n == 0 {
+	if !w.cut {
 		return w.fn(m)
 	}
-	if w.buffer {
+	if w.buffer && w.n > 0 {
 		if len(w.buf) < w.n {
 			w.buf = append(w.buf, m)
 		} else {

@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -68,4 +71,83 @@ func TestSinceReadsFromItsTime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A load since a time keeps tool pairs whole as a load of the last N does,
+// by the same rule: a tool result at the start of the window, whose call
+// was stored before it, is left out with it. The oracle is the full load
+// cut by hand at each message's time, for a session only remstore wrote
+// (the window read as an index range) and one with the Python service's
+// rows (every row read), on every database.
+func TestSinceKeepsToolPairs(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
+		base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		clock := base
+		s, err := sessionstore.New(db, sessionstore.Options{UserID: "alice", Now: func() time.Time { return clock }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		result := func(id string) models.HistoryMessage {
+			r := msg("tool", "result "+id)
+			r.ToolCallID, r.ToolName = id, "search"
+			return r
+		}
+		call := msg("assistant", "")
+		call.ToolCalls = []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{}`}, {ID: "c2", Name: "search", Arguments: `{}`}}
+		// One store a second, as an agent stores a call, then each result
+		// once its tool has run.
+		turns := [][]models.HistoryMessage{
+			{msg("user", "q1")}, {call}, {result("c1")}, {result("c2")}, {msg("assistant", "answer")},
+			{msg("user", "q2")}, {result("c9")}, {msg("assistant", "end")},
+		}
+		peer := uuid.New()
+		if _, err := dbtest.PeerStore(ctx, db, peer, "alice", []dbtest.PeerMessage{{Role: "user", Content: "from the peer"}},
+			func(int) time.Time { return base.Add(-time.Minute) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"mine", peer.String()} {
+			for i, batch := range turns {
+				clock = base.Add(time.Duration(i) * time.Second)
+				if _, err := s.StoreMessages(ctx, key, batch, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			full, err := s.Load(ctx, key, sessionstore.LoadOptions{Extras: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range full {
+				since, err := time.Parse(time.RFC3339Nano, *m.Timestamp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := full[i+1:]
+				for len(want) > 0 && want[0].Role == models.RoleTool {
+					want = want[1:]
+				}
+				got, err := s.Load(ctx, key, sessionstore.LoadOptions{Since: since, Extras: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s since message %d (%s): %d messages, want %d: %v", key, i, m.Content, len(got), len(want), got)
+				}
+				for j := range got {
+					if got[j].Content != want[j].Content {
+						t.Fatalf("%s since message %d: message %d is %q, want %q", key, i, j, got[j].Content, want[j].Content)
+					}
+				}
+				for _, before := range full[:len(full)-len(got)] {
+					for _, c := range before.ToolCalls {
+						for _, g := range got {
+							if g.Role == models.RoleTool && g.ToolCallID == c.ID {
+								t.Fatalf("%s since message %d: result %s in the window, its call before it", key, i, c.ID)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
 }

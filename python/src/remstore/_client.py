@@ -94,7 +94,8 @@ class Client:
              since: datetime | str | None = None, last_n: int | None = None) -> History:
         """The history as message dicts; long assistant answers cut unless compress=False.
         last_n loads only the last N messages, read on the server alone, tool pairs whole (a
-        tool result whose call falls before them is left out with it). The list's `last` is
+        tool result whose call falls before them is left out with it); since loads only the
+        messages created after it, tool pairs whole the same way. The list's `last` is
         the session's last message, for a guarded store (expect_last)."""
         return self._send(c.load(session, compress, extras, since, last_n))
 
