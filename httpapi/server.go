@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/remstore/remstore/internal/query"
 	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/internal/version"
 	"github.com/remstore/remstore/repository"
@@ -718,9 +719,13 @@ func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *aut
 
 // withStore adapts a handler that needs the requesting user's store and
 // reports failure by returning an error, which fail maps to a response.
+// A query parameter given twice is refused before the handler reads one.
 func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, Store) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st, err := s.o.Stores.For(userOf(r))
+		if err == nil {
+			err = query.Once(r)
+		}
 		if err == nil {
 			err = h(w, r, st)
 		}

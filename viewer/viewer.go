@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/remstore/remstore/internal/query"
 	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -181,7 +182,9 @@ func New(o Options) (*Viewer, error) {
 	return v, nil
 }
 
-// ServeHTTP sets the security headers on every response, then routes.
+// ServeHTTP sets the security headers on every response, then routes. A
+// query parameter given twice is refused (400 naming it) before any page
+// reads one, by the API's rule (package query).
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)
@@ -192,6 +195,10 @@ func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// (httpapi guardHosts) must refuse. Nothing leaks to another site either way.
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
+	if err := query.Once(r); err != nil {
+		v.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
 	v.mux.ServeHTTP(w, r)
 }
 

@@ -337,6 +337,37 @@ func TestViewerHTTP(t *testing.T) {
 		}
 	})
 
+	// A query parameter given twice is a 400 naming it on every page, as
+	// on the API: the page would draw one of the two, a guess.
+	t.Run("a repeated query parameter", func(t *testing.T) {
+		c, _ := f.client(t, aliceKey, "")
+		s := "/ui/sessions/" + f.alice.String()
+		for _, tc := range []struct{ path, name string }{
+			{s + "?view=pydantic&view=history", "view"},
+			{s + "?from=0&from=2", "from"},
+			{s + "?all=1&failed=1&all=0", "all"},
+			{s + "/audit?a=0&b=1&b=0", "b"},
+			{"/ui/sessions?status=active&status=error", "status"},
+			{"/ui/search?q=three&q=plan", "q"},
+			{"/ui/login?next=/ui/sessions&next=/ui/search", "next"},
+		} {
+			if page := get(t, c, f.srv.URL+tc.path, http.StatusBadRequest); !strings.Contains(page, html.EscapeString(`field "`+tc.name+`"`)) {
+				t.Errorf("%s: %.300s", tc.path, page[max(strings.Index(page, "<main"), 0):])
+			}
+		}
+		resp, err := c.Get(f.srv.URL + "/ui/lookup?key=" + url.QueryEscape(f.key) + "&key=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]string
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body["error"], `"key"`) {
+			t.Errorf("lookup with key twice: %d %v", resp.StatusCode, body)
+		}
+		get(t, c, f.srv.URL+s+"?view=pydantic&from=0", http.StatusOK) // each once: as before
+	})
+
 	t.Run("hostile strings are text", func(t *testing.T) {
 		c, _ := f.client(t, aliceKey, "")
 		for _, page := range []string{"", "?view=pydantic", "/audit?a=0&b=1"} {

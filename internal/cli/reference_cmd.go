@@ -91,7 +91,8 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 	p("\n## HTTP API\n\n")
 	p("`remstore serve` answers these routes (the machine-readable form is `GET /openapi.json`). Every `/v1`\n")
 	p("route needs `Authorization: Bearer <key>` and acts for the user in `X-User-Id`; errors are\n")
-	p("`{\"error\": {\"code\", \"message\", \"field\"}}`.\n\n")
+	p("`{\"error\": {\"code\", \"message\", \"field\"}}`. A query parameter is given at most once: a repeated\n")
+	p("one (`?last=2&last=3`) is a 400 whose field names it.\n\n")
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {
