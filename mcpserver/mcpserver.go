@@ -41,9 +41,26 @@ func toolError(err error) *mcp.CallToolResult {
 
 var _ Store = (*sessionstore.Store)(nil)
 
+// strictArguments refuses a tool call whose arguments hold what JSON allows
+// but the store refuses in a body (models.CheckJSONValue, the HTTP API's
+// check): above all a key twice, which the SDK would decode to its last
+// value in silence. The error names the key. It runs before the SDK reads
+// the arguments, on every transport.
+func strictArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
+			if reason := models.CheckJSONValue(call.Params.Arguments); reason != "" {
+				return toolError(&models.FieldError{Index: -1, Field: "arguments", Reason: reason}), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // New returns an MCP server whose tools read st.
 func New(st Store, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "remstore", Version: version}, nil)
+	s.AddReceivingMiddleware(strictArguments)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        sessionstore.LookupToolName,
 		Description: sessionstore.LookupToolDescription,
