@@ -302,10 +302,13 @@ func newMCPCmd(e *env) *cobra.Command {
 		Short: "Serve REM LOOKUP and session history as MCP tools on stdio",
 		Long: `Runs a Model Context Protocol server on stdin/stdout with two tools:
 rem_lookup(key) returns the full text behind a REM LOOKUP key, and
-session_history(session_id, compress) returns a session's messages. The tenant
-is --user-id (or REMSTORE_USER_ID). A line that is not a JSON-RPC 2.0 message
-(not JSON, invalid UTF-8, over 4 MiB, nested over 1,000 deep, a batch) gets its
-JSON-RPC error (-32700, -32600, -32602) and the stream goes on.`,
+session_history(session_id, compress, offset, limit) returns a page of a
+session's messages (200 unless limit says, 2,000 at most, about 2 MiB), with a
+note naming the next page's offset when more follow. Tool arguments that give a
+key twice are refused naming it. The tenant is --user-id (or
+REMSTORE_USER_ID). A line that is not a JSON-RPC 2.0 message (not JSON,
+invalid UTF-8, over 4 MiB, nested over 1,000 deep, a batch) gets its JSON-RPC
+error (-32700, -32600, -32602) and the stream goes on.`,
 		Example: "  remstore mcp --user-id alice --db postgres://localhost/app",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
