@@ -18,8 +18,9 @@ FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each
 	scripts/fuzz.sh $(FUZZTIME)
 
-soak: ## the 60-second soak (CI runs 5 s inside make test)
-	REMSTORE_SOAK=60s REMSTORE_TEST_RUN=TestSoak scripts/test.sh
+SOAK ?= 10m
+soak: ## both soaks (the library's and the whole API's) for SOAK, 10 minutes by default (CI runs 5 s of each inside make test)
+	REMSTORE_SOAK=$(SOAK) REMSTORE_TEST_RUN='^(TestSoak|TestAPISoak)$$' scripts/test.sh
 
 bench: ## remstore bench at full sizes against a throwaway PostgreSQL
 	REMSTORE_BENCH_ONLY=1 scripts/test.sh

@@ -94,7 +94,7 @@ if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
   exit 0
 fi
 if [ -n "${REMSTORE_TEST_RUN:-}" ]; then  # make soak and friends: one test, verbose
-  go test -count=1 -v -run "$REMSTORE_TEST_RUN" ./...
+  go test -count=1 -v -timeout 60m -run "$REMSTORE_TEST_RUN" ./...  # a 10-minute soak outlasts the default 10m
   exit 0
 fi
 
