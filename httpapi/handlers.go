@@ -423,7 +423,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error 
 		return err
 	}
 	start := time.Now()
-	ctx, end, err := s.beginSearch(r.Context(), userOf(r))
+	ctx, end, err := s.beginSearch(r.Context(), infoOf(r).budget)
 	if err != nil {
 		w.Header().Set("Retry-After", strconv.Itoa(err.(*searchBusy).secs))
 		writeError(w, http.StatusTooManyRequests, "too_many_searches", err.Error(), "")
@@ -453,16 +453,16 @@ func (e *searchBusy) Error() string {
 // beginSearch takes a search's budget for user (the API's and the viewer's
 // searches alike): the context bounds it by SearchTimeout, end gives the
 // budget back. A *searchBusy when the user may not search now.
-func (s *Server) beginSearch(ctx context.Context, user string) (context.Context, func(), error) {
+func (s *Server) beginSearch(ctx context.Context, budget string) (context.Context, func(), error) {
 	start := time.Now()
-	if ok, retry := s.searches.take(user, start); !ok {
+	if ok, retry := s.searches.take(budget, start); !ok {
 		return ctx, nil, &searchBusy{secs: int((retry + time.Second - 1) / time.Second), max: s.o.MaxSearches}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.SearchTimeout)
 	return ctx, func() {
 		cancel()
 		end := time.Now()
-		s.searches.done(user, end, end.Sub(start))
+		s.searches.done(budget, end, end.Sub(start))
 	}, nil
 }
 

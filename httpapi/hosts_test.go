@@ -163,14 +163,17 @@ func TestSearchBudget(t *testing.T) {
 	t.Parallel()
 	db := dbtest.NewSQLite(t)
 	s := newAPI(t, db, Options{MaxSearches: 2})
-	send := func(method, path, user, body string) (int, string) {
+	sendAs := func(k, method, path, user, body string) (int, string) {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+key)
-		r.Header.Set("X-User-Id", user)
+		r.Header.Set("Authorization", "Bearer "+k)
+		if user != "" {
+			r.Header.Set("X-User-Id", user)
+		}
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, r)
 		return w.Code, w.Body.String()
 	}
+	send := func(method, path, user, body string) (int, string) { return sendAs(key, method, path, user, body) }
 	if code, _ := send("POST", "/v1/sessions/s/messages", "alice", `[{"role":"user","content":"find lisbon"}]`); code != 201 {
 		t.Fatal(code)
 	}
@@ -178,20 +181,25 @@ func TestSearchBudget(t *testing.T) {
 	if code, body := send("GET", search, "alice", ""); code != 200 || !strings.Contains(body, "lisbon") {
 		t.Fatalf("search: %d %s", code, body)
 	}
-	now := time.Now().Add(time.Hour)                 // past the rest her first search earned
-	if ok, _ := s.searches.take("alice", now); !ok { // a search of alice's is running
-		t.Fatal("alice's running search: refused")
+	// A key not bound to one user pays for every user it names: 16 forged
+	// X-User-Ids behind one key took 16 searches' share.
+	now := time.Now().Add(time.Hour)                 // past the rest the first search earned
+	if ok, _ := s.searches.take("key 0", now); !ok { // a search on the unbound key is running
+		t.Fatal("the key's running search: refused")
 	}
-	if code, body := send("GET", search, "alice", ""); code != 429 || !strings.Contains(body, "too_many_searches") {
-		t.Fatalf("alice's second search: %d %s", code, body)
+	for _, user := range []string{"alice", "bob", "mallory-17"} {
+		if code, body := send("GET", search, user, ""); code != 429 || !strings.Contains(body, "too_many_searches") {
+			t.Fatalf("%s's search on the busy unbound key: %d %s", user, code, body)
+		}
 	}
-	if code, _ := send("GET", search, "bob", ""); code != 200 {
-		t.Fatalf("bob's search: %d", code)
+	// A key bound to alice pays for alice alone.
+	if code, _ := sendAs("alice-only-0123456789", "GET", search, "", ""); code != 200 {
+		t.Fatalf("alice's search on her own key: %d", code)
 	}
-	time.Sleep(10 * time.Millisecond)    // bob's search above earned him a rest of 4x its time
-	s.searches.take("carol", time.Now()) // two running: the budget is spent
-	if code, _ := send("GET", search, "bob", ""); code != 429 {
-		t.Fatalf("bob's search over the budget: %d", code)
+	time.Sleep(10 * time.Millisecond)         // that search earned alice a rest of 4x its time
+	s.searches.take("user carol", time.Now()) // two running: the budget is spent
+	if code, _ := sendAs("alice-only-0123456789", "GET", search, "", ""); code != 429 {
+		t.Fatalf("alice's search over the budget: %d", code)
 	}
 	if code, _ := send("GET", "/v1/sessions/s/messages", "alice", ""); code != 200 {
 		t.Fatalf("a load beside the searches: %d", code)
@@ -199,8 +207,8 @@ func TestSearchBudget(t *testing.T) {
 	if code, _ := send("POST", "/v1/sessions/s/messages", "alice", `[{"role":"user","content":"more"}]`); code != 201 {
 		t.Fatalf("a store beside the searches: %d", code)
 	}
-	s.searches.done("alice", time.Now(), 0)
-	s.searches.done("carol", time.Now(), 0)
+	s.searches.done("key 0", time.Now(), 0)
+	s.searches.done("user carol", time.Now(), 0)
 	// The duty cycle: a search of 1 s keeps its user's next waiting 4 s.
 	s.searches.take("dave", now)
 	s.searches.done("dave", now.Add(time.Second), time.Second)

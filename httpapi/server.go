@@ -245,12 +245,12 @@ func New(o Options) (*Server, error) {
 	if o.UI {
 		v, err := viewer.New(viewer.Options{
 			NewStore: func(user string) (viewer.Store, error) { return o.Stores.For(user) },
-			SignIn: func(key, user string) (string, error) {
-				u, aerr := s.resolveUser(key, key != "", user)
+			SignIn: func(key, user string) (string, string, error) {
+				u, budget, aerr := s.resolveUser(key, key != "", user)
 				if aerr != nil {
-					return "", aerr
+					return "", "", aerr
 				}
-				return u, nil
+				return u, budget, nil
 			},
 			KeyOptional: o.Insecure, ClientAddr: clientOf, AuditDir: o.AuditDir, TruncateLength: o.Stores.TruncateLength(), Logger: o.Logger,
 			BeginSearch: s.beginSearch, TraceURL: o.TraceURL,
@@ -386,7 +386,8 @@ func (s *statusRecorder) WriteHeader(code int) {
 // those were a tenth of serve's allocations per store.
 type reqInfo struct {
 	id, route, user, client string
-	received                bool // the whole body arrived (receive)
+	budget                  string // who pays for its searches (resolveUser)
+	received                bool   // the whole body arrived (receive)
 }
 
 type ctxKey struct{}
@@ -654,7 +655,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 				fmt.Sprintf("more than %d wrong API keys from your network within %s: wait", signin.Failures, signin.Window), "Authorization")
 			return
 		}
-		user, err := s.resolveUser(tok, ok, r.Header.Get("X-User-Id"))
+		user, budget, err := s.resolveUser(tok, ok, r.Header.Get("X-User-Id"))
 		if err != nil {
 			if err.status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="remstore"`)
@@ -665,7 +666,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			writeError(w, err.status, err.code, err.msg, err.field)
 			return
 		}
-		infoOf(r).user = user // for the handlers and the request log line
+		infoOf(r).user, infoOf(r).budget = user, budget // for the handlers and the request log line
 		SignedIn(r.Context()) // its connection is no guest now (LimitListener)
 		// Said on every answer: a caller that forgot X-User-Id sees that it
 		// acted as "anonymous" (issue 43), not only an empty list later.
@@ -687,10 +688,15 @@ func (e *authError) Error() string { return e.msg }
 // bound user, or the requested one (X-User-Id, or the viewer's user field)
 // for an unbound key, or DefaultUserID. The API and the viewer's sign-in
 // both call it, so a key means the same in both.
-func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *authError) {
+//
+// budget is who pays for the caller's searches (searchGate): the key when
+// it is not bound to one user, since whoever holds it may name any user
+// (16 forged X-User-Ids behind one key took 16 searches' share), else the
+// user.
+func (s *Server) resolveUser(tok string, hasTok bool, user string) (_, budget string, _ *authError) {
 	if !s.o.Insecure {
 		if !hasTok {
-			return "", &authError{http.StatusUnauthorized, "unauthorized", `missing API key: send "Authorization: Bearer <key>" (the clients read theirs from REMSTORE_API_KEY)`, "Authorization"}
+			return "", "", &authError{http.StatusUnauthorized, "unauthorized", `missing API key: send "Authorization: Bearer <key>" (the clients read theirs from REMSTORE_API_KEY)`, "Authorization"}
 		}
 		sum := sha256.Sum256([]byte(tok))
 		match := -1
@@ -700,19 +706,24 @@ func (s *Server) resolveUser(tok string, hasTok bool, user string) (string, *aut
 			}
 		}
 		if match < 0 {
-			return "", &authError{http.StatusUnauthorized, "unauthorized", "unknown API key (the server takes its keys from REMSTORE_API_KEYS or --api-keys-file; the clients send theirs from REMSTORE_API_KEY)", "Authorization"}
+			return "", "", &authError{http.StatusUnauthorized, "unauthorized", "unknown API key (the server takes its keys from REMSTORE_API_KEYS or --api-keys-file; the clients send theirs from REMSTORE_API_KEY)", "Authorization"}
 		}
 		if bound := s.keys[match].userID; bound != "" {
 			if user != "" && user != bound {
-				return "", &authError{http.StatusForbidden, "forbidden", "this API key may not act for that user", "X-User-Id"}
+				return "", "", &authError{http.StatusForbidden, "forbidden", "this API key may not act for that user", "X-User-Id"}
 			}
 			user = bound
+		} else {
+			budget = "key " + strconv.Itoa(match)
 		}
 	}
 	if user == "" {
 		user = DefaultUserID
 	}
-	return user, nil
+	if budget == "" {
+		budget = "user " + user
+	}
+	return user, budget, nil
 }
 
 // --- helpers ---

@@ -21,6 +21,7 @@ const (
 // its forms must carry.
 type signedIn struct {
 	user    string
+	budget  string // who pays for its searches (Options.SignIn)
 	csrf    string
 	expires time.Time
 }
@@ -40,7 +41,7 @@ func token() string {
 	return hex.EncodeToString(b)
 }
 
-func (s *sessions) create(user string) (id string, si *signedIn) {
+func (s *sessions) create(user, budget string) (id string, si *signedIn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -58,7 +59,7 @@ func (s *sessions) create(user string) (id string, si *signedIn) {
 			delete(s.m, oldest)
 		}
 	}
-	id, si = token(), &signedIn{user: user, csrf: token(), expires: now.Add(s.ttl)}
+	id, si = token(), &signedIn{user: user, budget: budget, csrf: token(), expires: now.Add(s.ttl)}
 	s.m[id] = si
 	return id, si
 }

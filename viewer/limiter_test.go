@@ -28,11 +28,11 @@ func TestSignInFailuresAreLoggedAndSlowed(t *testing.T) {
 	var logs bytes.Buffer
 	v, err := viewer.New(viewer.Options{
 		NewStore: func(string) (viewer.Store, error) { return nil, errors.New("unused") },
-		SignIn: func(key, user string) (string, error) {
+		SignIn: func(key, user string) (string, string, error) {
 			if key == right {
-				return "alice", nil
+				return "alice", "user alice", nil
 			}
-			return "", errors.New("unknown API key")
+			return "", "", errors.New("unknown API key")
 		},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clock,
 	})

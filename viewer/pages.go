@@ -1146,7 +1146,7 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	ctx, end := r.Context(), func() {}
 	if v.o.BeginSearch != nil {
 		var err error
-		if ctx, end, err = v.o.BeginSearch(ctx, q.si.user); err != nil {
+		if ctx, end, err = v.o.BeginSearch(ctx, q.si.budget); err != nil {
 			d["Error"] = err.Error()
 			v.render(w, http.StatusTooManyRequests, "search", d)
 			return nil

@@ -49,7 +49,7 @@ func TestTraceLinks(t *testing.T) {
 		{"https://tracing.example/t/{trace_id}?span={span_id}", `href="https://tracing.example/t/ab%2Fcd%3Fx=%3Cy%3E?span=s1"`},
 		{"", `<span class="trace" title="trace ab/cd?x=&lt;y&gt;, span s1">trace</span>`},
 	} {
-		v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil }, SignIn: func(string, string) (string, error) { return "alice", nil },
+		v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil }, SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil },
 			KeyOptional: true, TraceURL: tc.tmpl})
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +95,7 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 	}
 	audit.RecordIn(context.Background(), dir, "steps", "agent", "next", h, len(h))
 	va, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true, AuditDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestCallPageShowsTheSystemPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true, AuditDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestSearchPagePages(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestCallPageShowsTheExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true, AuditDir: dir})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true, AuditDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestSessionListMarksFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,9 @@ type Options struct {
 	// NewStore binds a store to a user.
 	NewStore func(user string) (Store, error)
 	// SignIn checks an API key and returns the user it acts for (the key's
-	// bound user, or user for an unbound key), as the API's auth does.
-	SignIn func(key, user string) (string, error)
+	// bound user, or user for an unbound key), as the API's auth does, and
+	// who pays for the sign-in's searches (BeginSearch's budget).
+	SignIn func(key, user string) (acting, budget string, err error)
 	// KeyOptional: the API runs without keys (loopback only), so the sign-in
 	// form asks for a user alone.
 	KeyOptional    bool
@@ -69,10 +70,10 @@ type Options struct {
 	// log lines (the API passes the one a trusted proxy names); nil = the
 	// connection's.
 	ClientAddr func(*http.Request) string
-	// BeginSearch takes a search's budget for user (the API's, shared):
+	// BeginSearch takes a search's budget (the API's, shared; SignIn says whose):
 	// a bounded context and the func that gives it back, or an error to
 	// show (429). nil = no budget.
-	BeginSearch func(ctx context.Context, user string) (context.Context, func(), error)
+	BeginSearch func(ctx context.Context, budget string) (context.Context, func(), error)
 	// TraceURL links a message's trace to the user's tracing system: an
 	// http(s) URL in which {trace_id} and {span_id} stand for the message's
 	// ids (escaped), e.g. http://jaeger:16686/trace/{trace_id}. "" shows
@@ -320,14 +321,14 @@ func (v *Viewer) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(tooManyFailures)+"&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return
 	}
-	user, err := v.o.SignIn(key, asked)
+	user, budget, err := v.o.SignIn(key, asked)
 	if err != nil {
 		v.limit.Fail(client)
 		v.o.Logger.Warn("viewer: sign-in failed", "client", client, "user", asked, "reason", err.Error())
 		http.Redirect(w, r, "/ui/login?error="+url.QueryEscape(err.Error())+"&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return
 	}
-	id, _ := v.auth.create(user)
+	id, _ := v.auth.create(user, budget)
 	setCookie(w, r, loginCookie, "", -1)
 	setCookie(w, r, sessionCookie, id, int(v.o.SessionTTL.Seconds()))
 	v.o.Logger.Info("viewer: signed in", "user", user, "client", client)

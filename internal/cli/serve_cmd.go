@@ -107,7 +107,7 @@ func (o *serveOpts) flags(f *pflag.FlagSet) {
 	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above)")
 	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
 	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")
-	f.IntVar(&o.maxSearches, "max-searches", httpapi.DefaultMaxSearches, "searches running at once, one per user (429 above)")
+	f.IntVar(&o.maxSearches, "max-searches", httpapi.DefaultMaxSearches, "searches running at once, one per user, or per API key for a key not bound to one user (429 above)")
 	f.DurationVar(&o.searchTimeout, "search-timeout", httpapi.DefaultSearchTimeout, "how long one search may run (503 timeout after)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
 	f.DurationVar(&o.idle, "idle-timeout", httpapi.DefaultIdleTimeout, "close keep-alive connections idle this long")
