@@ -105,6 +105,9 @@ type Config struct {
 	// badEnabled is a POSTGRES_ENABLED value that is neither true nor
 	// false, for Validate to refuse; nil when the value is one of them.
 	badEnabled *string
+	// What Shown prints of the variables read for others (the clients,
+	// telemetry), as given.
+	postgresURL, apiKey, otlp string
 }
 
 // Origin names where a setting came from the way the user wrote it: the flag
@@ -171,6 +174,14 @@ func Load(opts Options) (Config, error) {
 		}
 		cfg.Sources[key] = src
 		return v
+	}
+
+	cfg.postgresURL = str(KeyPostgresURL, "")
+	cfg.apiKey = str(KeyAPIKey, "")
+	if v, ok := getenv(KeyOTLPEndpoint); ok { // the process environment only, as telemetry reads it
+		cfg.otlp, cfg.Sources[KeyOTLPEndpoint] = v, "env"
+	} else {
+		cfg.Sources[KeyOTLPEndpoint] = "default"
 	}
 
 	// Database: REMSTORE_DB (flag or any layer) wins over the peer's variable.
@@ -241,6 +252,82 @@ func Load(opts Options) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// Shown is every variable of Variables, in its order, with the value in
+// effect (secrets masked: passwords in URLs, API keys) and where it came
+// from: what `remstore env` prints. Each variable is written once, in
+// Variables; a variable without a value here fails TestShownListsEvery.
+func (c Config) Shown() (rows []ShownSetting) {
+	for _, v := range Variables() {
+		var val string
+		switch v.Name {
+		case KeyDB:
+			val = MaskURL(c.DatabaseURL)
+		case KeyPostgresURL:
+			val = MaskURL(c.postgresURL)
+		case KeyPostgresEnabled:
+			val = strconv.FormatBool(c.StorageEnabled)
+		case KeyUserID:
+			val = c.UserID
+		case KeyTruncateLength:
+			val = strconv.Itoa(c.TruncateLength)
+		case KeyLogLevel:
+			val = c.LogLevel
+		case KeyConnectTimeout:
+			val = c.ConnectTimeout.String()
+		case KeyStatementTimeout:
+			val = c.StatementTimeout.String()
+		case KeyAuditSession:
+			val = strconv.FormatBool(c.AuditEnabled)
+		case KeyAuditDir:
+			val = c.AuditDir
+		case KeyAPIKeys:
+			val = maskKeys(c.APIKeys)
+		case KeyAddr:
+			val = c.Addr
+		case KeyURL:
+			val = c.URL
+		case KeyAPIKey:
+			val = maskKeys(c.apiKey)
+		case KeyMaxSessionMsgs:
+			val = strconv.Itoa(c.MaxSessionMessages)
+		case KeyMaxSessions:
+			val = strconv.Itoa(c.MaxSessions)
+		case KeyOTLPEndpoint:
+			val = c.otlp
+		case KeyTraceURL:
+			val = c.TraceURL
+		default:
+			continue
+		}
+		rows = append(rows, ShownSetting{Name: v.Name, Value: val, Source: c.Sources[v.Name]})
+	}
+	return rows
+}
+
+// ShownSetting is one line of Shown.
+type ShownSetting struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// maskKeys shows how many API keys are set, never a key.
+func maskKeys(raw string) string {
+	n := 0
+	for _, k := range strings.Split(raw, ",") {
+		if strings.TrimSpace(k) != "" {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "(1 key, masked)"
+	}
+	return fmt.Sprintf("(%d keys, masked)", n)
 }
 
 // LocalURL is the URL a client on the same machine reaches addr by: an

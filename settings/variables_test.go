@@ -52,3 +52,37 @@ func TestLocalURL(t *testing.T) {
 		}
 	}
 }
+
+// remstore env prints every variable remstore reads (it once left out six
+// of them, though the README says it shows every setting): Shown has a
+// line for each of Variables, in its order, and never a secret.
+func TestShownListsEvery(t *testing.T) {
+	env := map[string]string{KeyAPIKeys: "sekrit-key-0123456789=alice,other-key-0123456789", KeyAPIKey: "client-key-0123456789",
+		KeyPostgresURL: "postgres://u:pw@db/app", KeyOTLPEndpoint: "http://localhost:4318", KeyMaxSessions: "7"}
+	cfg, err := Load(Options{Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, NoDotEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := cfg.Shown()
+	vars := Variables()
+	if len(rows) != len(vars) {
+		t.Fatalf("%d rows for %d variables", len(rows), len(vars))
+	}
+	for i, r := range rows {
+		if r.Name != vars[i].Name || r.Source == "" {
+			t.Errorf("row %d: %+v, want %s with a source", i, r, vars[i].Name)
+		}
+		for _, secret := range []string{"sekrit", "other-key", "client-key", ":pw@"} {
+			if strings.Contains(r.Value, secret) {
+				t.Errorf("%s shows a secret: %q", r.Name, r.Value)
+			}
+		}
+	}
+	want := map[string]string{KeyAPIKeys: "(2 keys, masked)", KeyAPIKey: "(1 key, masked)", KeyMaxSessions: "7",
+		KeyOTLPEndpoint: "http://localhost:4318", KeyPostgresURL: "postgres://u:xxxxx@db/app"}
+	for _, r := range rows {
+		if w, ok := want[r.Name]; ok && r.Value != w {
+			t.Errorf("%s: %q, want %q", r.Name, r.Value, w)
+		}
+	}
+}
