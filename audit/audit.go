@@ -76,16 +76,55 @@ type Exchange struct {
 // errors: auditing must not break an agent call, nor wait past ctx for
 // another process's lock. The caller checks the switch
 // (settings.Config.AuditEnabled); this package reads no environment.
+// sessionID is the session's UUID (sessionstore.Store.ResolveID), never a
+// name as a caller spelled it: names are per tenant, files are not.
 func RecordIn(ctx context.Context, dir, sessionID, agentName, prompt string, raw []models.HistoryMessage, pydanticCount int) {
-	record(ctx, dir, sessionID, Invocation{AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount})
+	_ = record(ctx, dir, sessionID, Invocation{AgentName: agentName, Prompt: prompt, RawSessionHistory: raw, PydanticMessagesCount: pydanticCount})
 }
 
-// record appends inv, stamped now, logging errors (RecordIn).
-func record(ctx context.Context, dir, sessionID string, inv Invocation) {
+// record appends inv, stamped now, logging errors (RecordIn), which it
+// returns for a caller that tells its own caller.
+func record(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	inv.Timestamp = time.Now()
-	if err := Append(ctx, dir, sessionID, inv); err != nil {
+	err := Append(ctx, dir, sessionID, inv)
+	if err != nil {
 		slog.Warn("remstore: audit dump failed", "session", sessionID, "err", err)
 	}
+	return err
+}
+
+// MaxFileBytes bounds a session's dump file (SPEC §6: what one tenant
+// records can neither hide nor slow another's, nor its own reads grow
+// without end): an append or a completion that would take the file past
+// it is not written (ErrTooLarge; the caller's agent call goes on), a
+// set-aside invocation counts towards it, and Read reads no more. 32 MiB,
+// the API's request limit (httpapi.DefaultMaxBodyBytes): a call as large as
+// the largest request has room in a dump of its own, and a reader's work
+// is bounded by what one request could send.
+const MaxFileBytes = 32 << 20
+
+// maxFileBytes is the bound in force: MaxFileBytes, lowered by tests.
+var maxFileBytes int64 = MaxFileBytes
+
+// ErrTooLarge: the session's dump would grow past MaxFileBytes (nothing is
+// written: the call is not recorded) or, read, is larger than that.
+var ErrTooLarge = errors.New("audit dump too large")
+
+// tooLarge says which file and by how much.
+func tooLarge(path string, n int64, what string) error {
+	return fmt.Errorf("%w: %s %s %s, over the %s a session's dump may hold; this call is not recorded",
+		ErrTooLarge, filepath.Base(path), what, sizeWords(n), sizeWords(maxFileBytes))
+}
+
+// sizeWords is a byte count as people read it: "84.0 MiB", "512 bytes".
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
@@ -115,12 +154,15 @@ func FileName(sessionID string) string {
 	return "~" + prefix + "-" + hex.EncodeToString(sum[:16]) + ".yaml"
 }
 
-// Path is the file of a session in dir.
+// Path is the file of a session in dir: sessionID is the session's UUID,
+// so the file is "{uuid}.yaml".
 func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(sessionID)) }
 
 // Append adds inv to the session's file in dir, creating dir and the file as
-// needed. Appends from goroutines and processes are serialized by a lock
-// file; the new content goes to a temp file renamed over the old, so a reader
+// needed. sessionID is the session's UUID (RecordIn). A file that would
+// grow past MaxFileBytes is left as it is: the error is ErrTooLarge. Appends
+// from goroutines and processes are serialized by a lock file; the new
+// content goes to a temp file renamed over the old, so a reader
 // never sees half a file. An existing file that does not parse is renamed to
 // "<name>.corrupt-<unix nanos>" and a new one is started. Nothing is followed
 // through a symlink (the file and its lock are opened O_NOFOLLOW; a symlink
@@ -132,8 +174,7 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // first, the invocation is set aside in a file of its own beside the
 // session's ("<name>.pending-<nanos>-<random>", written atomically, no lock
 // needed), and the next Append takes every set-aside invocation in, in the
-// order they were set aside, before its own; Read (and Scan, for a session
-// with a file) shows them meanwhile.
+// order they were set aside, before its own; Read shows them meanwhile.
 //
 // An invocation without a Timestamp gets the time of the append.
 func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
@@ -157,7 +198,8 @@ var ErrNoCall = errors.New("audit: no invocation with that call_id")
 // Complete adds what only the caller knows (the answer, latency, usage,
 // tools, settings) to the invocation with ex.CallID, the one a load
 // recorded, under the same lock as Append. A wait that reaches its bound
-// is an error here: there is no invocation of its own to set aside.
+// is an error here: there is no invocation of its own to set aside. A file
+// that would grow past MaxFileBytes is left as it is (ErrTooLarge).
 func Complete(ctx context.Context, dir, sessionID string, ex Exchange) error {
 	if ex.CallID == "" {
 		return errors.New("audit: complete needs a call_id")
@@ -192,7 +234,9 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	path := Path(dir, sessionID)
 	unlock, err := lockPath(ctx, path+".lock")
 	if err != nil && aside != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		if aerr := setAside(path, aside); aerr != nil {
+		if aerr := setAside(path, aside); errors.Is(aerr, ErrTooLarge) {
+			return aerr
+		} else if aerr != nil {
 			return fmt.Errorf("audit lock: %w; and cannot set the invocation aside: %v", err, aerr)
 		}
 		setAsides.Add(1)
@@ -204,7 +248,10 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	}
 	defer unlock()
 
-	doc, err := readDoc(path)
+	doc, size, err := readDoc(path)
+	if errors.Is(err, ErrTooLarge) {
+		return err
+	}
 	if errors.Is(err, errSymlink) {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -226,11 +273,12 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	}
 	var taken []string
 	for _, pf := range pendingFiles(path) {
-		n, err := readPending(pf)
+		n, b, err := readPending(pf, maxFileBytes-size)
 		if err != nil {
 			slog.Warn("remstore: unreadable set-aside audit invocation left in place", "file", pf, "err", err)
 			continue
 		}
+		size += b
 		invs.Content = append(invs.Content, n)
 		taken = append(taken, pf)
 	}
@@ -244,6 +292,9 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("audit encode: %w", err)
 	}
+	if n := int64(buf.Len()); n > maxFileBytes {
+		return tooLarge(path, n, "would be")
+	}
 	if err := writeAtomic(path, buf.Bytes()); err != nil {
 		return err
 	}
@@ -253,8 +304,8 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	return nil
 }
 
-// pendingSuffix marks a set-aside invocation's file; Scan skips it (not
-// ".yaml"), Read and Scan merge it into its session's file.
+// pendingSuffix marks a set-aside invocation's file; Read merges it into its
+// session's file.
 const pendingSuffix = ".pending-"
 
 // asideSlots bounds the set-aside writes of this process that run at once:
@@ -265,7 +316,8 @@ var asideSlots = make(chan struct{}, 2)
 // setAsides counts the invocations this process set aside (tests).
 var setAsides atomic.Int64
 
-// setAside writes one invocation to a file of its own beside path.
+// setAside writes one invocation to a file of its own beside path, unless
+// the file and what is set aside for it would then pass MaxFileBytes.
 func setAside(path string, node *yaml.Node) error {
 	asideSlots <- struct{}{}
 	defer func() { <-asideSlots }()
@@ -274,6 +326,15 @@ func setAside(path string, node *yaml.Node) error {
 	enc.SetIndent(2)
 	if err := enc.Encode(node); err != nil {
 		return err
+	}
+	total := int64(buf.Len())
+	for _, p := range append(pendingFiles(path), path) {
+		if st, err := os.Lstat(p); err == nil {
+			total += st.Size()
+		}
+	}
+	if total > maxFileBytes {
+		return tooLarge(path, total, "with the calls set aside for it would be")
 	}
 	var r [8]byte
 	_, _ = rand.Read(r[:])
@@ -288,32 +349,40 @@ func pendingFiles(path string) []string {
 	return names
 }
 
-// readPending parses a set-aside invocation.
-func readPending(file string) (*yaml.Node, error) {
-	b, err := readNoFollow(file)
+// readPending parses a set-aside invocation of at most limit bytes and
+// says its size.
+func readPending(file string, limit int64) (*yaml.Node, int64, error) {
+	b, err := readBounded(file, limit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("not one invocation")
+		return nil, 0, errors.New("not one invocation")
 	}
-	return doc.Content[0], nil
+	return doc.Content[0], int64(len(b)), nil
 }
 
-// withPending adds the set-aside invocations of the file at path to f.
-func withPending(f *File, path string) *File {
+// withPending adds the set-aside invocations of the file at path to f, as
+// long as what is read stays within budget bytes; the others are counted
+// in f.Unread.
+func withPending(f *File, path string, budget int64) *File {
 	for _, pf := range pendingFiles(path) {
-		b, err := readNoFollow(pf)
+		b, err := readBounded(pf, budget)
+		if errors.Is(err, ErrTooLarge) {
+			f.Unread++
+			continue
+		}
 		if err != nil {
 			continue
 		}
 		var inv map[string]any
 		if yaml.Unmarshal(b, &inv) == nil && inv != nil {
 			f.Invocations = append(f.Invocations, inv)
+			budget -= int64(len(b))
 		}
 	}
 	return f
@@ -326,27 +395,42 @@ func newDoc(sessionID string) *yaml.Node {
 	return doc
 }
 
-// readDoc returns the top mapping of an existing file, nil when there is no
-// file (or an empty one), and an error when it is not a mapping of YAML.
-func readDoc(path string) (*yaml.Node, error) {
-	b, err := readNoFollow(path)
+// readDoc returns the top mapping of an existing file and its size, nil
+// when there is no file (or an empty one), and an error when it is not a
+// mapping of YAML or is larger than MaxFileBytes (ErrTooLarge, not parsed).
+func readDoc(path string) (*yaml.Node, int64, error) {
+	b, err := readBounded(path, maxFileBytes)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(b)) == 0) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var n yaml.Node
 	if err := yaml.Unmarshal(b, &n); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+		return nil, 0, fmt.Errorf("parse %s: %w", path, err)
 	}
 	if n.Kind != yaml.DocumentNode || len(n.Content) != 1 || n.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("parse %s: not a mapping", path)
+		return nil, 0, fmt.Errorf("parse %s: not a mapping", path)
 	}
-	return n.Content[0], nil
+	return n.Content[0], int64(len(b)), nil
 }
 
 func invocationNode(inv Invocation) (*yaml.Node, error) {
+	// What surely cannot fit is refused before its nodes are built (a
+	// YAML scalar takes at least half its JSON's bytes): an audited load of a
+	// long session would otherwise build a tree many times its size first.
+	size := int64(len(inv.Prompt) + len(inv.SystemPrompt))
+	for _, f := range inv.Exchange.jsonFields() {
+		size += int64(len(*f.v))
+	}
+	tooBig := func() error {
+		return fmt.Errorf("%w: this call's record is over %s, more than the %s a session's dump may hold; it is not recorded",
+			ErrTooLarge, sizeWords(size/2), sizeWords(maxFileBytes))
+	}
+	if size > 2*maxFileBytes {
+		return nil, tooBig()
+	}
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	setMapValue(m, "timestamp", strNode(models.FormatTimestamp(inv.Timestamp)))
 	setMapValue(m, "agent_name", strNode(inv.AgentName))
@@ -364,6 +448,9 @@ func invocationNode(inv Invocation) (*yaml.Node, error) {
 		j, err := msg.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("audit message %d: %w", i, err)
+		}
+		if size += int64(len(j)); size > 2*maxFileBytes {
+			return nil, tooBig()
 		}
 		n, err := jsonToNode(j)
 		if err != nil {
@@ -475,7 +562,9 @@ const DefaultLockWait = 30 * time.Second
 // errSymlink marks a file that is a symlink: never followed, never replaced.
 var errSymlink = errors.New("is a symlink; refusing to follow it")
 
-func readNoFollow(path string) ([]byte, error) {
+// readBounded reads the file at path, never through a symlink, and no
+// more than limit bytes of it: a larger file is ErrTooLarge, unread.
+func readBounded(path string, limit int64) ([]byte, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) && strings.Contains(err.Error(), "symlink") {
@@ -484,7 +573,21 @@ func readNoFollow(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	if st, err := f.Stat(); err == nil && st.Size() > limit {
+		return nil, tooLargeRead(path, st.Size())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, tooLargeRead(path, int64(len(b)))
+	}
+	return b, err
+}
+
+// tooLargeRead is a file past the bound, as a reader meets it: nothing
+// more is recorded in it, and what it holds is read with other tools.
+func tooLargeRead(path string, n int64) error {
+	return fmt.Errorf("%w: %s is %s, over the %s a session's dump may hold; remstore neither reads nor adds to it (move it away to start a new one)",
+		ErrTooLarge, filepath.Base(path), sizeWords(n), sizeWords(maxFileBytes))
 }
 
 // checkDir creates the directory (0700) when missing and refuses one that
@@ -534,15 +637,21 @@ func writeAtomic(path string, data []byte) error {
 type File struct {
 	SessionID   string           `yaml:"session_id" json:"session_id"`
 	Invocations []map[string]any `yaml:"invocations" json:"invocations"`
+	// Unread counts the invocations set aside for the file (Append) that
+	// were not read: with them, more than MaxFileBytes.
+	Unread int `yaml:"-" json:"unread,omitempty"`
 }
 
 // Read parses the session's audit file in dir, with the invocations set
-// aside for it (Append) after its own.
+// aside for it (Append) after its own. sessionID is the session's UUID
+// (RecordIn). Together they are read up to MaxFileBytes: a larger file is
+// ErrTooLarge, unparsed, so a reader's work is bounded whatever a writer
+// (another program, the Python service) put there.
 func Read(dir, sessionID string) (*File, error) {
 	path := Path(dir, sessionID)
-	b, err := readNoFollow(path)
+	b, err := readBounded(path, maxFileBytes)
 	if errors.Is(err, os.ErrNotExist) && len(pendingFiles(path)) > 0 {
-		return withPending(&File{SessionID: sessionID}, path), nil
+		return withPending(&File{SessionID: sessionID}, path, maxFileBytes), nil
 	}
 	if err != nil {
 		return nil, err
@@ -551,7 +660,7 @@ func Read(dir, sessionID string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withPending(f, path), nil
+	return withPending(f, path, maxFileBytes-int64(len(b))), nil
 }
 
 func parseFile(b []byte, name string) (*File, error) {
@@ -583,7 +692,7 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 		if n++; n > limit {
 			break
 		}
-		b, err := readNoFollow(filepath.Join(dir, e.Name()))
+		b, err := readBounded(filepath.Join(dir, e.Name()), maxFileBytes)
 		if err != nil || !match(b) {
 			continue
 		}
@@ -591,16 +700,21 @@ func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, withPending(f, filepath.Join(dir, e.Name())))
+		out = append(out, withPending(f, filepath.Join(dir, e.Name()), maxFileBytes-int64(len(b))))
 	}
 	return out, nil
 }
 
 // Call names an audited agent call: where its dump goes and what it says.
 type Call struct {
+	// SessionID is the session's UUID (RecordIn).
 	Dir, SessionID, AgentName, Prompt string
 	// ID is the invocation's call_id (NewCallID), which Complete finds.
 	ID string
+	// Err is set by WritePydanticAI when it could not record the call
+	// (logged; the load goes on): the dump is full (ErrTooLarge), or the
+	// directory cannot be written. Nothing has the call id then.
+	Err error
 }
 
 // WritePydanticAI writes a session's history to w as pydantic-ai JSON for an
@@ -625,7 +739,7 @@ func WritePydanticAI(ctx context.Context, w io.Writer, co convert.Options, call 
 		return err
 	}
 	if call != nil {
-		record(ctx, call.Dir, call.SessionID, Invocation{AgentName: call.AgentName, Prompt: call.Prompt,
+		call.Err = record(ctx, call.Dir, call.SessionID, Invocation{AgentName: call.AgentName, Prompt: call.Prompt,
 			RawSessionHistory: hist, PydanticMessagesCount: len(msgs), SystemPrompt: co.SystemPrompt, Exchange: Exchange{CallID: call.ID}})
 	}
 	if begin != nil {
