@@ -60,7 +60,7 @@ func TestAuditRecord(t *testing.T) {
 				t.Fatalf("step %d: %d %s; want %d with %q", i, code, body, s.code, s.want)
 			}
 		}
-		f, err := audit.Read(dir, "au")
+		f, err := audit.Read(dir, sessionUUID(t, api, "alice", "au"))
 		if err != nil || len(f.Invocations) != 2 {
 			t.Fatalf("dump: %v %+v", err, f)
 		}
@@ -108,7 +108,8 @@ func TestMiddlewareRecordsTheCall(t *testing.T) {
 	r := httptest.NewRequest("POST", "/agent", nil)
 	r.Header.Set("X-Session-Id", "mwa")
 	h.ServeHTTP(httptest.NewRecorder(), r)
-	f, err := audit.Read(dir, "mwa")
+	sid, _ := mem.ResolveID(context.Background(), "mwa")
+	f, err := audit.Read(dir, sid.String())
 	if err != nil || len(f.Invocations) != 1 {
 		t.Fatalf("dump: %v %+v", err, f)
 	}
@@ -217,4 +218,16 @@ func TestAuditAppendTime(t *testing.T) {
 			t.Errorf("completing call %q with a time: %d %s; want 400 naming timestamp", id, code, answer)
 		}
 	})
+}
+
+// sessionUUID is the id of user's session name, as GET /v1/sessions/{name}
+// says it: what its audit dump is named by.
+func sessionUUID(t *testing.T, api http.Handler, user, name string) string {
+	t.Helper()
+	code, body, _ := do(t, api, call{method: "GET", path: "/v1/sessions/" + name, user: user})
+	var got struct{ Session struct{ ID string } }
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.Session.ID == "" {
+		t.Fatalf("session %q of %s: %d %s", name, user, code, body)
+	}
+	return got.Session.ID
 }

@@ -308,8 +308,13 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	co := convert.Options{SystemPrompt: q.Get("system_prompt"), Strict: strict, OnUnmapped: left.Add}
 	var call *audit.Call
 	if s.o.AuditEnabled {
-		call = &audit.Call{Dir: s.o.AuditDir, SessionID: r.PathValue("id"), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt"), ID: audit.NewCallID()}
-		w.Header().Set(AuditCallHeader, call.ID)
+		// The dump is the session's, named by its UUID: never by the name
+		// as spelled, which another tenant may spell alike.
+		if sid, err := st.ResolveID(r.Context(), r.PathValue("id")); err == nil {
+			call = &audit.Call{Dir: s.o.AuditDir, SessionID: sid.String(), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt"), ID: audit.NewCallID()}
+		} else {
+			s.o.Logger.Info("audit: the load's call is not recorded", "id", infoOf(r).id, "err", err)
+		}
 	}
 	hw := &headWriter{w: w}
 	err = audit.WritePydanticAI(r.Context(), hw, co, call,
@@ -317,7 +322,13 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
 		},
 		func() ([]models.HistoryMessage, error) { return st.Load(r.Context(), r.PathValue("id"), lo) },
-		func() { setUnmapped(w.Header(), left.N); hw.flushed = true }) // collected: the count is known before the body
+		func() { // collected: the count is known before the body, and whether the call was recorded
+			if call != nil && call.Err == nil {
+				w.Header().Set(AuditCallHeader, call.ID)
+			}
+			setUnmapped(w.Header(), left.N)
+			hw.flushed = true
+		})
 	if err != nil && hw.flushed { // past the head: the client must see a broken body
 		s.o.Logger.Error("load failed mid-stream", "id", infoOf(r).id, "err", err)
 		panic(http.ErrAbortHandler)
@@ -587,7 +598,8 @@ type AuditRecord struct {
 // POST /v1/sessions/{id}/audit: records one model call in the session's
 // audit dump (DEBUG_AUDIT_SESSION), completing the invocation a load
 // recorded when call_id names one, appending a new one otherwise.
-func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (err error) {
+	defer func() { err = s.notRecorded(w, r, err) }()
 	var body AuditRecord
 	if err := decodeBody(r, &body); err != nil {
 		return err
@@ -617,14 +629,15 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) err
 			return err
 		}
 	}
-	if _, err := st.SessionInfo(r.Context(), r.PathValue("id")); err != nil { // the caller's session, or 404
+	info, err := st.SessionInfo(r.Context(), r.PathValue("id")) // the caller's session, or 404
+	if err != nil {
 		return err
 	}
 	if !s.o.AuditEnabled {
 		writeJSON(w, http.StatusOK, map[string]any{"recorded": false, "reason": "auditing is off on this server (DEBUG_AUDIT_SESSION)"})
 		return nil
 	}
-	dir, sid := s.o.AuditDir, r.PathValue("id")
+	dir, sid := s.o.AuditDir, info.ID.String() // the file is the session's UUID, never the name as spelled
 	if body.CallID != "" && hist == nil && body.AgentName == "" && body.Prompt == "" {
 		if !at.IsZero() { // not dropped in silence: the invocation keeps its load's time
 			return &models.FieldError{Index: -1, Field: "timestamp", Reason: "the call a load recorded keeps the time of that load; give timestamp with a call no load recorded (no call_id)"}
@@ -648,6 +661,18 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) err
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"recorded": true, "call_id": body.CallID})
+	return nil
+}
+
+// notRecorded answers a call the session's full dump cannot take (SPEC §6:
+// bounded) as the call it is, not recorded, with the reason; auditing never
+// fails the caller's agent call. Any other error is err.
+func (s *Server) notRecorded(w http.ResponseWriter, r *http.Request, err error) error {
+	if !errors.Is(err, audit.ErrTooLarge) {
+		return err
+	}
+	s.o.Logger.Warn("audit: call not recorded", "id", infoOf(r).id, "err", err)
+	writeJSON(w, http.StatusOK, map[string]any{"recorded": false, "reason": err.Error()})
 	return nil
 }
 

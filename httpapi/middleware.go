@@ -131,7 +131,7 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 			pending, call := t.pending, t.call
 			t.mu.Unlock()
 			if *o.Audit {
-				recordTurn(context.WithoutCancel(r.Context()), o, t, pending, call, took, log)
+				recordTurn(context.WithoutCancel(r.Context()), o, st, t, pending, call, took, log)
 			}
 			if len(pending) > 0 {
 				// The request may be cancelled once the response is written;
@@ -144,7 +144,14 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 
 // recordTurn writes the middleware's record of one request's call: what
 // the handler did not say is what the middleware saw.
-func recordTurn(ctx context.Context, o MiddlewareOptions, t *Turn, pending []models.HistoryMessage, call audit.Exchange, took float64, log *slog.Logger) {
+func recordTurn(ctx context.Context, o MiddlewareOptions, st *sessionstore.Store, t *Turn, pending []models.HistoryMessage, call audit.Exchange, took float64, log *slog.Logger) {
+	// The dump is named by the session's UUID, never by the id as the
+	// request spelled it: another tenant may spell its own session alike.
+	sid, err := st.ResolveID(ctx, t.SessionID)
+	if err != nil {
+		log.Warn("remstore middleware: audit dump failed", "session", t.SessionID, "err", err)
+		return
+	}
 	call.CallID = audit.NewCallID()
 	if call.Request == nil {
 		call.Request = convert.Marshal(t.Messages)
@@ -174,7 +181,7 @@ func recordTurn(ctx context.Context, o MiddlewareOptions, t *Turn, pending []mod
 	}
 	inv := audit.Invocation{AgentName: o.AgentName, Prompt: prompt, RawSessionHistory: t.History, PydanticMessagesCount: len(t.Messages),
 		SystemPrompt: o.SystemPrompt, Exchange: call}
-	if err := audit.Append(ctx, o.AuditDir, t.SessionID, inv); err != nil {
+	if err := audit.Append(ctx, o.AuditDir, sid.String(), inv); err != nil {
 		log.Warn("remstore middleware: audit dump failed", "session", t.SessionID, "err", err)
 	}
 }

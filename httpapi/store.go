@@ -13,6 +13,7 @@ import (
 // user; *sessionstore.Store implements it.
 type Store interface {
 	SessionUUID(sessionKey string) (uuid.UUID, error)
+	ResolveID(ctx context.Context, sessionKey string) (uuid.UUID, error)
 	FillIDs(ctx context.Context, msgs []models.HistoryMessage, scope, key string) error
 	Enabled() bool
 	StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o sessionstore.StoreOptions) (sessionstore.StoreResult, error)

@@ -176,7 +176,8 @@ def test_hooks_record_each_call_as_the_model_received_it(serve, tmp_path):
             agent.model_settings = ModelSettings(temperature=0.2)
             for p in PROMPTS[:2]:
                 await Runner.run(agent, p, session=s, hooks=s.hooks())
-            return s.session_id, model.got
+            # The dump is named by the session's UUID, not by its name.
+            return (await client.get_session(s.session_id))["session"]["id"], model.got
 
     sid, got = asyncio.run(main())
     import yaml

@@ -96,7 +96,8 @@ def test_run_turn_records_the_call_as_the_model_received_it(serve, tmp_path):
     sid = "rec-" + uuid.uuid4().hex
     client.store(sid, [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "before"}])
     result = run_turn_sync(agent, client, sid, "Weather in Oslo?", system_prompt="You are a test.")
-    data = yaml.safe_load((tmp_path / f"{sid}.yaml").read_text())
+    # The dump is named by the session's UUID, not by its name.
+    data = yaml.safe_load((tmp_path / f"{client.get_session(sid)['session']['id']}.yaml").read_text())
     (inv,) = data["invocations"]
     messages, info = seen[-1]
     assert inv["request"] == json.loads(ModelMessagesTypeAdapter.dump_json(messages))

@@ -92,7 +92,13 @@ func (l library) RecordCall(ctx context.Context, session string, r CallRecord) e
 	if r.CallID == "" {
 		r.CallID = audit.NewCallID()
 	}
-	return audit.Append(ctx, cfg.AuditDir, session, audit.Invocation{Timestamp: r.Timestamp, Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
+	// The dump is named by the session's UUID, never by the name as given:
+	// another tenant's session may be named alike.
+	sid, err := l.st.ResolveID(ctx, session)
+	if err != nil {
+		return err
+	}
+	return audit.Append(ctx, cfg.AuditDir, sid.String(), audit.Invocation{Timestamp: r.Timestamp, Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
 }
 
 // The REM LOOKUP tool every adapter offers under its SDK's tool type, as

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/audit"
@@ -22,16 +23,31 @@ func newAuditCmd(e *env) *cobra.Command {
 		Long: `Prints every invocation recorded for the session: when, which agent, the prompt,
 how many history messages were loaded and how many pydantic-ai messages they
 became, then the history with compressed messages marked. --json prints the
-file's content as JSON.`,
-		Example: "  remstore audit show 550e8400-e29b-41d4-a716-446655440000 --dir /tmp/audit",
-		Args:    cobra.ExactArgs(1),
+file's content as JSON.
+
+Each session has one file, named by its UUID: <uuid>.yaml in the audit
+directory. Give the session's name (chat-1) with --user-id, as for load, and
+show looks its UUID up in the database; give the UUID and it reads the file
+without the database.`,
+		Example: "  remstore audit show chat-1 --user-id alice\n" +
+			"  remstore audit show 550e8400-e29b-41d4-a716-446655440000 --dir /tmp/audit",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				dir = e.cfg.AuditDir
 			}
-			f, err := audit.Read(dir, args[0])
+			typed := args[0]
+			sid, err := e.auditSessionID(typed)
+			if err != nil {
+				return err
+			}
+			f, err := audit.Read(dir, sid)
 			if errors.Is(err, fs.ErrNotExist) {
-				return &exitError{ExitNotFound, fmt.Errorf("no audit file for session %q in %s", args[0], dir)}
+				what := fmt.Sprintf("session %q", typed)
+				if sid != typed {
+					what = fmt.Sprintf("session %q of user %q (%s)", typed, e.cfg.UserID, sid)
+				}
+				return &exitError{ExitNotFound, fmt.Errorf("no audit file for %s in %s", what, dir)}
 			}
 			if err != nil {
 				return usageErr("%v", err)
@@ -40,7 +56,10 @@ file's content as JSON.`,
 				return writeJSON(e, f)
 			}
 			w := e.stdout
-			fmt.Fprintf(w, "session %s: %s (%s)\n", f.SessionID, plural(len(f.Invocations), "invocation"), audit.Path(dir, args[0]))
+			fmt.Fprintf(w, "session %s: %s (%s)\n", f.SessionID, plural(len(f.Invocations), "invocation"), audit.Path(dir, sid))
+			if f.Unread > 0 {
+				fmt.Fprintf(w, "   (%s set aside for it not read: with them the dump is past its bound)\n", plural(f.Unread, "invocation"))
+			}
 			for i, inv := range f.Invocations {
 				fmt.Fprintf(w, "\n#%d %v  agent=%v  history=%v  pydantic=%v\n   prompt: %s\n", i+1, inv["timestamp"], inv["agent_name"],
 					inv["raw_history_count"], inv["pydantic_messages_count"], oneLine(fmt.Sprint(inv["prompt"])))
@@ -67,4 +86,23 @@ file's content as JSON.`,
 	show.Flags().StringVar(&dir, "dir", "", "audit directory (default DEBUG_AUDIT_DIR, else $XDG_STATE_HOME/remstore/audit or ~/.local/state/remstore/audit)")
 	cmd.AddCommand(show)
 	return cmd
+}
+
+// auditSessionID is the UUID a session's audit dump is named by: a UUID as
+// typed (no database needed), a name resolved for --user-id as every
+// writer of a dump resolves it (sessionstore.Store.ResolveID).
+func (e *env) auditSessionID(typed string) (string, error) {
+	if id, err := uuid.Parse(typed); err == nil {
+		return id.String(), nil
+	}
+	s, db, err := e.openStore(readOnly)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	id, err := s.ResolveID(e.ctx, typed)
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/remstore/remstore/internal/cli"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
 )
 
 type result struct {
@@ -190,11 +192,53 @@ func TestAuditFromLoad(t *testing.T) {
 		SessionID   string           `json:"session_id"`
 		Invocations []map[string]any `json:"invocations"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &f); err != nil || f.SessionID != "../escape" || len(f.Invocations) != 2 {
+	// The file is the session's UUID's, for the name as typed.
+	sid, _ := sessionstore.SessionUUID(settings.DefaultUserID, "../escape")
+	if err := json.Unmarshal([]byte(r.stdout), &f); err != nil || f.SessionID != sid.String() || len(f.Invocations) != 2 {
 		t.Fatalf("%q %v", r.stdout, err)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.yaml")); err == nil {
 		t.Fatal("written outside the audit dir")
+	}
+	if _, err := os.Stat(filepath.Join(dir, sid.String()+".yaml")); err != nil {
+		t.Fatalf("the dump is not named by the session's UUID: %v", err)
+	}
+}
+
+// Two users each name a session "plan": each audited load goes to that
+// user's session's dump, and `audit show plan` finds, for --user-id, that
+// user's calls only (before, both were plan.yaml). A UUID is shown without
+// the database.
+func TestAuditShowResolvesTheName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"REMSTORE_DB": filepath.Join(dir, "a.db"), "DEBUG_AUDIT_DIR": dir, "DEBUG_AUDIT_SESSION": "1"}
+	for _, u := range []string{"alice", "bob"} {
+		if r := run(t, env, `[{"role":"user","content":"hi"}]`, "store", "--session-id", "plan", "--user-id", u); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		if r := run(t, env, "", "load", "--session-id", "plan", "--user-id", u, "--format", "pydantic-ai", "--prompt", u+"'s prompt"); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	for _, u := range []string{"alice", "bob"} {
+		r := run(t, env, "", "audit", "show", "plan", "--user-id", u, "--dir", dir, "--json")
+		var f struct {
+			SessionID   string           `json:"session_id"`
+			Invocations []map[string]any `json:"invocations"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &f); err != nil || len(f.Invocations) != 1 || f.Invocations[0]["prompt"] != u+"'s prompt" {
+			t.Fatalf("%s's audit show plan: %d %q %q %v", u, r.code, r.stdout, r.stderr, err)
+		}
+		// By its UUID, without the database.
+		r = run(t, map[string]string{"REMSTORE_DB": filepath.Join(dir, "none", "x.db")}, "", "audit", "show", strings.ToUpper(f.SessionID), "--dir", dir)
+		if r.code != 0 || !strings.Contains(r.stdout, "1 invocation") || !strings.Contains(r.stdout, u+"'s prompt") {
+			t.Fatalf("audit show %s: %d %q %q", f.SessionID, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := run(t, env, "", "audit", "show", "plan", "--user-id", "carol", "--dir", dir)
+	if r.code != cli.ExitNotFound || !strings.Contains(r.stderr, `session "plan" of user "carol" (`) {
+		t.Fatalf("carol's plan: %d %q", r.code, r.stderr)
 	}
 }
 

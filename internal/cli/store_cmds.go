@@ -247,7 +247,13 @@ audit file (--agent-name and --prompt name the call).`,
 			defer e.warnUnmapped(&left)
 			var call *audit.Call
 			if e.cfg.AuditEnabled {
-				call = &audit.Call{Dir: e.cfg.AuditDir, SessionID: o.sessionID, AgentName: o.agentName, Prompt: o.prompt}
+				// The dump is named by the session's UUID, as `audit show`
+				// finds it: never by the name as typed.
+				if sid, err := s.ResolveID(e.ctx, o.sessionID); err == nil {
+					call = &audit.Call{Dir: e.cfg.AuditDir, SessionID: sid.String(), AgentName: o.agentName, Prompt: o.prompt}
+				} else {
+					fmt.Fprintf(e.stderr, "remstore: warning: the call is not recorded in the audit dump: %s\n", oneLine(err.Error()))
+				}
 			}
 			return audit.WritePydanticAI(e.ctx, e.stdout, co, call, each, func() ([]models.HistoryMessage, error) {
 				hist, err := s.Load(e.ctx, o.sessionID, lo)

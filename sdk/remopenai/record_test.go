@@ -57,7 +57,16 @@ func TestChatCallsAreRecordedAsSent(t *testing.T) {
 				}
 			}
 			sent := rec.Bodies()
-			f, err := audit.Read(dir, agenttest.Session)
+			// The dump is named by the session's UUID, not by its name.
+			alice, err := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sid, err := alice.ResolveID(context.Background(), agenttest.Session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := audit.Read(dir, sid.String())
 			if err != nil {
 				t.Fatal(err)
 			}
