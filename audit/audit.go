@@ -671,40 +671,6 @@ func parseFile(b []byte, name string) (*File, error) {
 	return &f, nil
 }
 
-// Scan reads the audit files in dir (at most limit of them, symlinks never
-// followed) whose bytes satisfy match, and parses those. A file name is the
-// session id its caller gave, which says nothing of whose session it is, so a
-// reader that knows a session by its messages (the viewer) looks for them.
-func Scan(dir string, match func(raw []byte) bool, limit int) ([]*File, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("audit dir: %w", err)
-	}
-	var out []*File
-	n := 0
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".yaml") {
-			continue
-		}
-		if n++; n > limit {
-			break
-		}
-		b, err := readBounded(filepath.Join(dir, e.Name()), maxFileBytes)
-		if err != nil || !match(b) {
-			continue
-		}
-		f, err := parseFile(b, e.Name())
-		if err != nil {
-			return out, err
-		}
-		out = append(out, withPending(f, filepath.Join(dir, e.Name()), maxFileBytes-int64(len(b))))
-	}
-	return out, nil
-}
-
 // Call names an audited agent call: where its dump goes and what it says.
 type Call struct {
 	// SessionID is the session's UUID (RecordIn).

@@ -1,9 +1,12 @@
 package viewer
 
 import (
+	"math/rand/v2"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/models"
@@ -30,22 +33,49 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-// An invocation is shown only when every message it saw is this session's.
-func TestAttributable(t *testing.T) {
+// The waterfall's durations, from the answers streamed past in any order
+// and kept per call, are those of the answers all kept and sorted (as the
+// audit page did before it stopped keeping every answer's time): the
+// first answer after each call, when it comes before the next call.
+func TestFirstAnswersAsSorted(t *testing.T) {
 	t.Parallel()
-	mine := map[string]bool{"user t0": true, "assistant t1": true}
-	for _, tc := range []struct {
-		h    []auditMsg
-		want bool
-	}{
-		{nil, false},
-		{[]auditMsg{{Role: "user", Time: "t0"}}, true},
-		{[]auditMsg{{Role: "user", Time: "t0"}, {Role: "assistant", Time: "t1"}}, true},
-		{[]auditMsg{{Role: "user", Time: "t0"}, {Role: "assistant", Time: "t9"}}, false},
-		{[]auditMsg{{Role: "assistant", Time: "t0"}}, false},
-	} {
-		if got := attributable(tc.h, func(k string) bool { return mine[k] }); got != tc.want {
-			t.Errorf("attributable(%v) = %v", tc.h, got)
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(n int) time.Time { return base.Add(time.Duration(n) * time.Second) }
+	for round := range 500 {
+		var invs []invView
+		for range 1 + rng.IntN(6) {
+			invs = append(invs, invView{Time: models.FormatTimestamp(at(rng.IntN(20)))})
+		}
+		sort.SliceStable(invs, func(i, j int) bool { return invs[i].Time < invs[j].Time })
+		var answers []time.Time
+		for range rng.IntN(8) {
+			answers = append(answers, at(rng.IntN(24)))
+		}
+		fa := newFirstAnswers(invs)
+		for _, a := range answers {
+			fa.add(a)
+		}
+		got := slices.Clone(invs)
+		waterfall(got, fa)
+		// The old way: every answer kept, sorted, searched.
+		sort.Slice(answers, func(i, j int) bool { return answers[i].Before(answers[j]) })
+		for i := range invs {
+			ti, _ := time.Parse(time.RFC3339Nano, invs[i].Time)
+			want := 0.0
+			j := sort.Search(len(answers), func(j int) bool { return answers[j].After(ti) })
+			if j < len(answers) {
+				next := time.Time{}
+				if i+1 < len(invs) {
+					next, _ = time.Parse(time.RFC3339Nano, invs[i+1].Time)
+				}
+				if i+1 == len(invs) || answers[j].Before(next) {
+					want = float64(answers[j].Sub(ti).Microseconds()) / 1000
+				}
+			}
+			if got[i].Dur != want {
+				t.Fatalf("round %d, call %d at %s: duration %v, want %v (calls %v, answers %v)", round, i, invs[i].Time, got[i].Dur, want, invs, answers)
+			}
 		}
 	}
 }

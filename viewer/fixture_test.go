@@ -87,7 +87,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit.RecordIn(ctx, f.auditDir, "trip", "planner", "first prompt", h1, 3)
+	audit.RecordIn(ctx, f.auditDir, f.alice.String(), "planner", "first prompt", h1, 3)
 	more := []models.HistoryMessage{
 		{Role: "assistant", Content: f.long},
 		{Role: "tool", Content: `{"flights": 3}`, ToolCallID: "call_1", ToolName: "search", ToolArguments: []byte(xssArgs)},
@@ -110,7 +110,7 @@ func newFixture(t *testing.T) *fixture {
 	// Recorded whole (issue 41): the system prompt remstore sent first, and
 	// what the model answered, completed by its caller.
 	lat := 1234.0
-	if err := audit.Append(ctx, f.auditDir, "trip", audit.Invocation{Timestamp: time.Now(), AgentName: "planner", Prompt: "second prompt",
+	if err := audit.Append(ctx, f.auditDir, f.alice.String(), audit.Invocation{Timestamp: time.Now(), AgentName: "planner", Prompt: "second prompt",
 		RawSessionHistory: h2, PydanticMessagesCount: 7, SystemPrompt: "You plan trips.",
 		Exchange: audit.Exchange{CallID: "second", Model: "gpt-trip", LatencyMS: &lat,
 			Answer: json.RawMessage(`[{"kind":"response","parts":[{"part_kind":"text","content":"Book the 9:40 train."}]}]`)}}); err != nil {
@@ -133,8 +133,8 @@ func newFixture(t *testing.T) *fixture {
 	}, sessionstore.CompactOptions{KeepLast: 2}); err != nil {
 		t.Fatal(err)
 	}
-	// Bob's "trip" is another session; his agent call lands in the same
-	// dump file, and alice must not see it.
+	// Bob's "trip" is another session, with a dump of its own (named by
+	// its UUID), which alice must not see.
 	f.bobAnswer = "bob's private answer"
 	r, err = bob.StoreMessages(ctx, "trip", []models.HistoryMessage{{Role: "user", Content: "bob asks"}, {Role: "assistant", Content: f.bobAnswer}}, "")
 	if err != nil {
@@ -142,7 +142,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.bob = r.SessionID
 	hb, _ := bob.Load(ctx, "trip", sessionstore.LoadOptions{})
-	audit.RecordIn(ctx, f.auditDir, "trip", "bob-agent", "bob's prompt", hb, 2)
+	audit.RecordIn(ctx, f.auditDir, f.bob.String(), "bob-agent", "bob's prompt", hb, 2)
 
 	api, err := httpapi.New(httpapi.Options{Stores: storesOf(t, db, viewerT), UI: true, AuditDir: f.auditDir,
 		APIKeys: []httpapi.APIKey{{Key: aliceKey, UserID: "alice"}, {Key: bobKey, UserID: "bob"}, {Key: openKey}}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"slices"
@@ -600,24 +601,23 @@ type diffView struct {
 	Kept                int
 }
 
-// maxAuditFiles bounds the files one audit page reads.
-const maxAuditFiles = 10000
-
-// auditCalls is what the audit pages share: the session, its full history
-// (compaction ignored, so what a summary replaced still counts as this
-// session's) and the recorded agent calls that saw only its messages,
-// oldest first. Dump files are named by the session id the caller gave
-// (which two users may share, and which a rename does not follow) and carry
-// no user: an invocation is shown only when every message it saw is a
-// message of this session, matched by role and stored timestamp (to the
-// microsecond). A call that saw no history cannot be attributed and is not
-// shown; nor is a call of another session in the same file (hidden counts
-// them).
+// auditCalls is what the audit pages share: the session, the agent calls
+// recorded in its own dump, oldest first, and the rows they saw. The dump
+// is the file named by the session's UUID (every writer resolves the name
+// it was given, as the store does), so it holds this session's calls and
+// no other's: nothing else in the directory is read, and no other file,
+// however many, can hide them (SPEC §6: what one tenant records can
+// neither hide nor slow another's).
+//
+// Memory follows the dump, which audit.MaxFileBytes bounds, not the
+// session: the dump is read first, then the session streams past and only
+// the rows its calls saw are kept (before, an index of every row: 90 MB
+// for 200k messages).
 type auditCalls struct {
 	info    sessionstore.SessionInfo
-	rows    map[string]rowRef // the session's rows by role and time
+	rows    map[string]rowRef // the rows the calls saw, by role and time
 	invs    []invView
-	hidden  int
+	file    string // the dump's name in the audit directory
 	readErr string
 }
 
@@ -630,26 +630,57 @@ type rowRef struct {
 
 func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls, error) {
 	var a auditCalls
-	// Only each message's role and time are compared, so the load may cut
-	// long answers on the server.
 	info, err := q.store.SessionInfo(r.Context(), key)
 	if err != nil {
 		return a, err
 	}
-	a.info, a.rows = info, map[string]rowRef{}
-	var first string
-	var answers []time.Time // the answers' times, in load order (time order)
+	a.info = info
+	if v.o.AuditDir == "" {
+		return a, nil
+	}
+	sid := info.ID.String()
+	a.file = audit.FileName(sid)
+	f, err := audit.Read(v.o.AuditDir, sid)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return a, nil
+	case err != nil:
+		a.readErr = err.Error()
+		return a, nil
+	case f.Unread > 0:
+		a.readErr = fmt.Sprintf("%s set aside for this dump not read: with them it is past its bound", thousands(f.Unread)+" "+map[bool]string{true: "call", false: "calls"}[f.Unread == 1])
+	}
+	for _, inv := range f.Invocations {
+		a.invs = append(a.invs, invOf(inv, a.file))
+	}
+	if len(a.invs) == 0 {
+		return a, nil
+	}
+	sort.SliceStable(a.invs, func(i, j int) bool { return a.invs[i].Time < a.invs[j].Time })
+	// The rows the calls saw, by role and stored time (to the microsecond):
+	// found in the session below, or left out (a row removed since).
+	a.rows = map[string]rowRef{}
+	for i := range a.invs {
+		a.invs[i].N = i
+		for _, m := range a.invs[i].history {
+			a.rows[m.Role+" "+m.Time] = rowRef{idx: -1}
+		}
+	}
+	// Only each message's role and time are compared, so the load may cut
+	// long answers on the server; compaction is ignored, so what a summary
+	// replaced still counts.
+	answers := newFirstAnswers(a.invs)
 	i := 0
 	err = q.store.LoadEach(r.Context(), key, sessionstore.LoadOptions{IgnoreCompaction: true, Extras: true}, func(m models.HistoryMessage) error {
 		if m.Timestamp != nil {
-			if first == "" {
-				first = *m.Timestamp
+			k := string(m.Role) + " " + *m.Timestamp
+			if _, seen := a.rows[k]; seen {
+				in, out, _, model := usageOf(m)
+				a.rows[k] = rowRef{i, in, out, model}
 			}
-			in, out, _, model := usageOf(m)
-			a.rows[string(m.Role)+" "+*m.Timestamp] = rowRef{i, in, out, model}
 			if m.Role == models.RoleAssistant {
 				if t, err := time.Parse(time.RFC3339Nano, *m.Timestamp); err == nil {
-					answers = append(answers, t)
+					answers.add(t)
 				}
 			}
 		}
@@ -659,32 +690,12 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 	if err != nil {
 		return a, err
 	}
-	mine := func(k string) bool { _, ok := a.rows[k]; return ok }
-	if v.o.AuditDir != "" && first != "" {
-		// Only files that mention one of this session's message times are
-		// parsed: the first one is in every dump that saw any history.
-		first := []byte(first)
-		files, err := audit.Scan(v.o.AuditDir, func(b []byte) bool { return bytes.Contains(b, first) }, maxAuditFiles)
-		if err != nil {
-			a.readErr = err.Error()
+	for k, ref := range a.rows {
+		if ref.idx < 0 {
+			delete(a.rows, k)
 		}
-		for _, f := range files {
-			for _, inv := range f.Invocations {
-				iv := invOf(inv, audit.FileName(f.SessionID))
-				if !attributable(iv.history, mine) {
-					a.hidden++
-					continue
-				}
-				a.invs = append(a.invs, iv)
-			}
-		}
-		sort.SliceStable(a.invs, func(i, j int) bool { return a.invs[i].Time < a.invs[j].Time })
-		for i := range a.invs {
-			a.invs[i].N = i
-		}
-		sort.Slice(answers, func(i, j int) bool { return answers[i].Before(answers[j]) })
-		waterfall(a.invs, answers)
 	}
+	waterfall(a.invs, answers)
 	return a, nil
 }
 
@@ -696,9 +707,9 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request, q *request) e
 	if err != nil {
 		return err
 	}
-	info, invs, hidden, readErr := ac.info, ac.invs, ac.hidden, ac.readErr
+	info, invs, readErr := ac.info, ac.invs, ac.readErr
 	d := v.base(q, "Audit of "+info.Name)
-	d["Info"], d["Key"], d["Invocations"], d["Hidden"], d["AuditDir"], d["ReadError"] = info, key, invs, hidden, v.o.AuditDir, readErr
+	d["Info"], d["Key"], d["Invocations"], d["AuditDir"], d["File"], d["ReadError"] = info, key, invs, v.o.AuditDir, ac.file, readErr
 	a, errA := strconv.Atoi(r.URL.Query().Get("a"))
 	b, errB := strconv.Atoi(r.URL.Query().Get("b"))
 	d["SelA"], d["SelB"] = -1, -1
@@ -801,10 +812,58 @@ func exchangeOf(iv *invView, inv map[string]any) {
 	}
 }
 
+// firstAnswers finds, for each call, the first answer stored after it, as
+// the session's answers stream past in any order: in memory of the calls,
+// not of the answers (the audit page once kept every answer's time).
+type firstAnswers struct {
+	at    []time.Time // the calls' times, sorted, each once
+	first []time.Time // [j]: the earliest answer after at[j] and not after at[j+1]; zero if none
+}
+
+func newFirstAnswers(invs []invView) *firstAnswers {
+	fa := &firstAnswers{}
+	for _, iv := range invs {
+		t, _ := time.Parse(time.RFC3339Nano, iv.Time)
+		fa.at = append(fa.at, t)
+	}
+	sort.Slice(fa.at, func(i, j int) bool { return fa.at[i].Before(fa.at[j]) })
+	fa.at = slices.CompactFunc(fa.at, time.Time.Equal)
+	fa.first = make([]time.Time, len(fa.at))
+	return fa
+}
+
+func (fa *firstAnswers) add(t time.Time) {
+	j := sort.Search(len(fa.at), func(j int) bool { return !fa.at[j].Before(t) }) - 1 // at[j] < t <= at[j+1]
+	if j >= 0 && (fa.first[j].IsZero() || t.Before(fa.first[j])) {
+		fa.first[j] = t
+	}
+}
+
+// settle makes first[j] the earliest answer after at[j], once every answer
+// went past: the buckets are in time order, so it is the first non-empty
+// one from j on.
+func (fa *firstAnswers) settle() {
+	for j := len(fa.first) - 2; j >= 0; j-- {
+		if fa.first[j].IsZero() {
+			fa.first[j] = fa.first[j+1]
+		}
+	}
+}
+
+// after is the first answer stored after t, one of the calls' times
+// (after settle).
+func (fa *firstAnswers) after(t time.Time) (time.Time, bool) {
+	j := sort.Search(len(fa.at), func(j int) bool { return !fa.at[j].Before(t) })
+	if j == len(fa.at) || fa.first[j].IsZero() {
+		return time.Time{}, false
+	}
+	return fa.first[j], true
+}
+
 // waterfall places each call on the session's time line: its start from
 // the first call, and its duration, as recorded (latency_ms) or, when not,
 // up to the first answer stored after it and before the next call.
-func waterfall(invs []invView, answers []time.Time) {
+func waterfall(invs []invView, answers *firstAnswers) {
 	if len(invs) == 0 {
 		return
 	}
@@ -812,15 +871,15 @@ func waterfall(invs []invView, answers []time.Time) {
 	for i := range invs {
 		at[i], _ = time.Parse(time.RFC3339Nano, invs[i].Time)
 	}
+	answers.settle()
 	var span float64
 	for i := range invs {
 		iv := &invs[i]
 		iv.Start = float64(at[i].Sub(at[0]).Microseconds()) / 1000
 		iv.Dur = iv.Latency
 		if !iv.Measured {
-			j := sort.Search(len(answers), func(j int) bool { return answers[j].After(at[i]) })
-			if j < len(answers) && (i+1 == len(invs) || answers[j].Before(at[i+1])) {
-				iv.Dur = float64(answers[j].Sub(at[i]).Microseconds()) / 1000
+			if first, ok := answers.after(at[i]); ok && (i+1 == len(invs) || first.Before(at[i+1])) {
+				iv.Dur = float64(first.Sub(at[i]).Microseconds()) / 1000
 			}
 		}
 		span = max(span, iv.Start+iv.Dur)
@@ -832,18 +891,6 @@ func waterfall(invs []invView, answers []time.Time) {
 		invs[i].BarX = int(invs[i].Start / span * 1000)
 		invs[i].BarW = max(4, int(invs[i].Dur/span*1000))
 	}
-}
-
-func attributable(h []auditMsg, mine func(roleAndTime string) bool) bool {
-	if len(h) == 0 {
-		return false
-	}
-	for _, m := range h {
-		if !mine(m.Role + " " + m.Time) {
-			return false
-		}
-	}
-	return true
 }
 
 // diff compares what two agent calls saw, message by message (a message is

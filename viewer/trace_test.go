@@ -110,7 +110,7 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit.RecordIn(context.Background(), dir, "steps", "agent", "next", h, len(h))
+	audit.RecordIn(context.Background(), dir, dumpID(t, s, "steps"), "agent", "next", h, len(h))
 	va, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
 		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true, AuditDir: dir})
 	if err != nil {
@@ -142,7 +142,7 @@ func TestCallPageShowsTheSystemPrompt(t *testing.T) {
 		return s.Load(context.Background(), "chat", sessionstore.LoadOptions{})
 	}
 	if err := audit.WritePydanticAI(context.Background(), io.Discard, convert.Options{SystemPrompt: "You are <b>terse</b>."},
-		&audit.Call{Dir: dir, SessionID: "chat", AgentName: "a", Prompt: "next"}, nil, load, nil); err != nil {
+		&audit.Call{Dir: dir, SessionID: dumpID(t, s, "chat"), AgentName: "a", Prompt: "next"}, nil, load, nil); err != nil {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
@@ -217,14 +217,14 @@ func TestCallPageShowsTheExchange(t *testing.T) {
 	dir := t.TempDir()
 	h, _ := s.Load(ctx, "ex", sessionstore.LoadOptions{})
 	lat := 812.5
-	if err := audit.Append(ctx, dir, "ex", audit.Invocation{Timestamp: clock.Add(time.Second), AgentName: "a", Prompt: "weather?", RawSessionHistory: h,
+	if err := audit.Append(ctx, dir, dumpID(t, s, "ex"), audit.Invocation{Timestamp: clock.Add(time.Second), AgentName: "a", Prompt: "weather?", RawSessionHistory: h,
 		Exchange: audit.Exchange{CallID: "c1", Model: "gpt-x", LatencyMS: &lat, Usage: json.RawMessage(`{"input_tokens":31,"output_tokens":4}`),
 			Tools:  json.RawMessage(`[{"type":"function","function":{"name":"get_weather"}},{"name":"rem_lookup"}]`),
 			Answer: json.RawMessage(`{"choices":[{"message":{"content":"Cold <i>today</i>."}}]}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	// A second call with no latency: its answer is stored 2.5 s after it.
-	if err := audit.Append(ctx, dir, "ex", audit.Invocation{Timestamp: clock.Add(3 * time.Second), AgentName: "a", Prompt: "and now?", RawSessionHistory: h}); err != nil {
+	if err := audit.Append(ctx, dir, dumpID(t, s, "ex"), audit.Invocation{Timestamp: clock.Add(3 * time.Second), AgentName: "a", Prompt: "and now?", RawSessionHistory: h}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(5500 * time.Millisecond)
@@ -287,4 +287,14 @@ func TestSessionListMarksFailures(t *testing.T) {
 	if !strings.Contains(only, link) || strings.Contains(only, ">good</bdi>") {
 		t.Fatalf("the filter keeps other sessions: %.3000s", only[max(strings.Index(only, "<table"), 0):])
 	}
+}
+
+// dumpID is the id a session's audit dump is named by: its UUID.
+func dumpID(t *testing.T, s *sessionstore.Store, name string) string {
+	t.Helper()
+	id, err := s.ResolveID(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id.String()
 }

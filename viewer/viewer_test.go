@@ -137,13 +137,14 @@ func TestViewerHTTP(t *testing.T) {
 			len(got.Parts) != 3 || got.Parts[0].T+"\u202e"+got.Parts[2].T != f.long || got.Parts[1].C != "U+202E" {
 			t.Errorf("lookup of her key: %+v, %v", got, err)
 		}
-		// The audit page shows her two calls, not bob's call in the same file.
+		// The audit page shows her two calls, from her session's dump, not
+		// bob's call in his.
 		a := get(t, c, f.srv.URL+"/ui/sessions/"+f.alice.String()+"/audit?a=0&b=1", http.StatusOK)
 		if strings.Contains(a, "bob&#39;s prompt") || strings.Contains(a, "bob's prompt") || !strings.Contains(a, "second prompt") {
 			t.Errorf("audit page shows bob's call or misses hers")
 		}
-		if !strings.Contains(a, "1 call in the dump file not shown") {
-			t.Errorf("audit page does not count bob's call as hidden")
+		if !strings.Contains(a, "<code>"+f.alice.String()+".yaml</code>") {
+			t.Errorf("audit page does not name her dump file")
 		}
 		// First call saw 2 whole messages; the second 6, two of them cut
 		// (the 130-character plan and the 1 MB line, T = 10): 4 added, 0
