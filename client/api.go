@@ -222,7 +222,7 @@ type AuditRecord struct {
 
 // RecordCall sends one model call to the session's audit dump (POST
 // /v1/sessions/{id}/audit). recorded is false when serve does not audit
-// (DEBUG_AUDIT_SESSION unset there).
+// (DEBUG_AUDIT_SESSION unset there) or the session's dump is full (32 MiB).
 func (c *Client) RecordCall(ctx context.Context, session string, r AuditRecord) (recorded bool, err error) {
 	body, err := json.Marshal(r)
 	if err != nil {

@@ -26,7 +26,7 @@ func Variables() []Variable {
 		{KeyStatementTimeout, "every command", "`0s` (none)", "PostgreSQL `statement_timeout` for remstore's connections."},
 		{KeyAuditSession, "store, load, serve", "unset",
 			"Set and not empty: every load for an agent call also writes an audit dump of what the model saw."},
-		{KeyAuditDir, "store, load, serve", "a private directory in the user's state directory", "Where audit dumps go."},
+		{KeyAuditDir, "store, load, serve", "a private directory in the user's state directory", "Where audit dumps go: one file per session, named by its UUID (`remstore audit show NAME` finds it)."},
 		{KeyAPIKeys, "serve", "unset (serve refuses to start without keys unless `--insecure-no-auth` on loopback)",
 			"Comma-separated bearer keys; `key=alice` binds a key to one user. Also `--api-keys-file`."},
 		{KeyAddr, "serve", "`" + DefaultAddr + "`", "Listen address; port 0 picks a free port (`--url-file` says which). Flag `--addr`."},

@@ -162,8 +162,9 @@ class Client:
         """Record one model call in the session's audit dump on the server (DEBUG_AUDIT_SESSION there):
         with call_id (History.audit_call of an audited load) it completes that load's invocation with
         what the model received and answered; without it, it appends one with agent_name, prompt and
-        the history it saw. Returns {"recorded": bool, ...}; recorded is false when the server does
-        not audit. run_turn does this for a pydantic-ai agent."""
+        the history it saw. Returns {"recorded": bool, ...}; recorded is false, with a "reason", when
+        the server does not audit or the session's dump is full (32 MiB). run_turn does this for a
+        pydantic-ai agent."""
         return self._send(c.record_call(session, dict(call_id=call_id, agent_name=agent_name, prompt=prompt,
                                                       history=None if history is None else list(history), model=model,
                                                       model_settings=model_settings, tools=tools, request=request,
