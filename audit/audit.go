@@ -185,7 +185,11 @@ func Append(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	if err != nil {
 		return err
 	}
-	return update(ctx, dir, sessionID, node, func(invs *yaml.Node) error {
+	b, err := encodeNode(node)
+	if err != nil {
+		return fmt.Errorf("audit encode: %w", err)
+	}
+	return update(ctx, dir, sessionID, node, int64(len(b)), func(invs *yaml.Node) error {
 		invs.Content = append(invs.Content, node)
 		return nil
 	})
@@ -207,7 +211,7 @@ func Complete(ctx context.Context, dir, sessionID string, ex Exchange) error {
 	if _, err := invocationNode(Invocation{Exchange: ex}); err != nil { // its JSON, checked before any lock
 		return err
 	}
-	return update(ctx, dir, sessionID, nil, func(invs *yaml.Node) error {
+	return update(ctx, dir, sessionID, nil, 0, func(invs *yaml.Node) error {
 		for i := len(invs.Content) - 1; i >= 0; i-- {
 			if id := mapValue(invs.Content[i], "call_id"); id != nil && id.Value == ex.CallID {
 				return setExchange(invs.Content[i], ex)
@@ -221,8 +225,10 @@ func Complete(ctx context.Context, dir, sessionID string, ex Exchange) error {
 // invocations (set-aside ones taken in first) and the file is rewritten
 // when it returns nil. aside, when the lock wait ends first, is set aside
 // for the next update (Append's invocation); without it the wait is the
-// error.
-func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change func(invs *yaml.Node) error) error {
+// error. grow is the least the change adds to the file: what surely cannot
+// fit is refused before the file is parsed (parsing a dump near its bound
+// takes many times its size: 0.5 GB for 31 MiB).
+func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, grow int64, change func(invs *yaml.Node) error) error {
 	if err := checkDir(dir); err != nil {
 		return err
 	}
@@ -248,6 +254,9 @@ func update(ctx context.Context, dir, sessionID string, aside *yaml.Node, change
 	}
 	defer unlock()
 
+	if total := filesSize(path) + grow; grow > 0 && total > maxFileBytes {
+		return tooLarge(path, total, "would be at least")
+	}
 	doc, size, err := readDoc(path)
 	if errors.Is(err, ErrTooLarge) {
 		return err
@@ -321,24 +330,40 @@ var setAsides atomic.Int64
 func setAside(path string, node *yaml.Node) error {
 	asideSlots <- struct{}{}
 	defer func() { <-asideSlots }()
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(node); err != nil {
+	b, err := encodeNode(node)
+	if err != nil {
 		return err
 	}
-	total := int64(buf.Len())
-	for _, p := range append(pendingFiles(path), path) {
-		if st, err := os.Lstat(p); err == nil {
-			total += st.Size()
-		}
-	}
-	if total > maxFileBytes {
+	if total := filesSize(path) + int64(len(b)); total > maxFileBytes {
 		return tooLarge(path, total, "with the calls set aside for it would be")
 	}
 	var r [8]byte
 	_, _ = rand.Read(r[:])
-	return writeAtomic(fmt.Sprintf("%s%s%020d-%s", path, pendingSuffix, time.Now().UnixNano(), hex.EncodeToString(r[:])), buf.Bytes())
+	return writeAtomic(fmt.Sprintf("%s%s%020d-%s", path, pendingSuffix, time.Now().UnixNano(), hex.EncodeToString(r[:])), b)
+}
+
+// encodeNode is an invocation as YAML on its own (as set aside; in the
+// file it takes more, indented).
+func encodeNode(node *yaml.Node) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(node); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// filesSize is the size of the file at path and of what is set aside for
+// it, as the directory says (nothing read).
+func filesSize(path string) int64 {
+	var n int64
+	for _, p := range append(pendingFiles(path), path) {
+		if st, err := os.Lstat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
 }
 
 // pendingFiles lists the set-aside invocations of the file at path, oldest

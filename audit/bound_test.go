@@ -24,7 +24,9 @@ func lowerBound(t *testing.T, n int64) {
 
 // A session's dump is bounded (SPEC §6: what one tenant records can neither
 // hide nor slow another's): the append that would take it past the bound
-// is not written and says so; a completion likewise; a call larger than the
+// is not written and says so, without parsing the file when its size alone
+// says so (a dump near its bound takes many times its size to parse); a
+// completion likewise; a call larger than the
 // bound is refused before its record is built; a file already past it (the
 // Python service's, an older remstore's) is neither parsed, changed nor set
 // aside as corrupt, and a reader refuses it; an audited load goes on
@@ -78,8 +80,8 @@ func TestDumpBounded(t *testing.T) {
 	if err := os.WriteFile(Path(dir, planted), []byte(fat), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Append(ctx, dir, planted, Invocation{Prompt: "p"}); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("append to a planted fat file: %v", err)
+	if err := Append(ctx, dir, planted, Invocation{Prompt: "p"}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "would be at least") {
+		t.Fatalf("append to a planted fat file (refused by its size, unparsed): %v", err)
 	}
 	if b, _ := os.ReadFile(Path(dir, planted)); string(b) != fat {
 		t.Fatal("the fat file changed")
