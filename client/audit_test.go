@@ -23,9 +23,11 @@ func TestRecordCallTime(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	c := agenttest.NewServeClient(t, dbtest.NewSQLite(t), 0, func(o *httpapi.Options) { o.AuditEnabled, o.AuditDir = true, dir })
-	if _, err := c.Store(ctx, "rt", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, ""); err != nil {
+	res, err := c.Store(ctx, "rt", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, "")
+	if err != nil {
 		t.Fatal(err)
 	}
+	sid := res.SessionID // the dump is named by the session's UUID
 	given := time.Date(2024, 1, 15, 10, 30, 0, 250000000, time.UTC)
 	for _, r := range []struct {
 		name string
@@ -39,7 +41,7 @@ func TestRecordCallTime(t *testing.T) {
 		if ok, err := c.RecordCall(ctx, "rt", client.AuditRecord{AgentName: r.name, Timestamp: r.at}); err != nil || !ok {
 			t.Fatalf("%s: recorded %v, %v", r.name, ok, err)
 		}
-		got := invocationTime(t, dir, "agent_name", r.name)
+		got := invocationTime(t, dir, sid, "agent_name", r.name)
 		if r.want != "" && got != r.want {
 			t.Errorf("%s: timestamp %q, want %q", r.name, got, r.want)
 		}
@@ -51,7 +53,7 @@ func TestRecordCallTime(t *testing.T) {
 	if _, err := c.LoadPydanticAI(ctx, "rt", client.PydanticAIOptions{Prompt: "p", OnAuditCall: func(s string) { id = s }}); err != nil || id == "" {
 		t.Fatalf("audited load: call %q, %v", id, err)
 	}
-	loaded := invocationTime(t, dir, "call_id", id)
+	loaded := invocationTime(t, dir, sid, "call_id", id)
 	rec, ok := c.Agent().(sdk.Recorder)
 	if !ok {
 		t.Fatal("the agent store is not an sdk.Recorder")
@@ -60,15 +62,15 @@ func TestRecordCallTime(t *testing.T) {
 	if err := rec.RecordCall(ctx, "rt", sdk.CallRecord{Timestamp: given, Exchange: audit.Exchange{CallID: id, LatencyMS: &ms}}); err != nil {
 		t.Fatalf("completing the load's call: %v", err)
 	}
-	if got := invocationTime(t, dir, "call_id", id); got != loaded {
+	if got := invocationTime(t, dir, sid, "call_id", id); got != loaded {
 		t.Errorf("completed call's time %q, want the load's %q", got, loaded)
 	}
 }
 
 // invocationTime is the timestamp of the session's invocation whose key is v.
-func invocationTime(t *testing.T, dir, key, v string) string {
+func invocationTime(t *testing.T, dir, sid, key, v string) string {
 	t.Helper()
-	f, err := audit.Read(dir, "rt")
+	f, err := audit.Read(dir, sid)
 	if err != nil {
 		t.Fatal(err)
 	}

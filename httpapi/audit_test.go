@@ -148,8 +148,12 @@ func TestAuditAppendTime(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		dir := t.TempDir()
 		api := newAPI(t, db, Options{AuditEnabled: true, AuditDir: dir})
-		if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/at/messages", user: "alice",
-			body: `[{"role":"user","content":"hi"}]`}); code != 201 {
+		code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/at/messages", user: "alice",
+			body: `[{"role":"user","content":"hi"}]`})
+		var stored struct {
+			SessionID string `json:"session_id"`
+		}
+		if code != 201 || json.Unmarshal([]byte(body), &stored) != nil {
 			t.Fatalf("store: %d %s", code, body)
 		}
 		const now = "now" // the server's time is wanted
@@ -185,7 +189,7 @@ func TestAuditAppendTime(t *testing.T) {
 					}
 					return
 				}
-				f, err := audit.Read(dir, "at")
+				f, err := audit.Read(dir, stored.SessionID) // the dump is named by the session's UUID
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -667,7 +667,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		infoOf(r).user, infoOf(r).budget = user, budget // for the handlers and the request log line
-		SignedIn(r.Context()) // its connection is no guest now (LimitListener)
+		SignedIn(r.Context())                           // its connection is no guest now (LimitListener)
 		// Said on every answer: a caller that forgot X-User-Id sees that it
 		// acted as "anonymous" (issue 43), not only an empty list later.
 		w.Header().Set(UserHeader, user)

@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,7 +158,11 @@ func TestRunTurnRecordsWhenTheCallBegan(t *testing.T) {
 			if _, err := sdk.RunTurn(ctx, st, "when", "what time is it?", slow, nil); err != nil {
 				t.Fatal(err)
 			}
-			f, err := audit.Read(dir, "when")
+			dumps, _ := filepath.Glob(filepath.Join(dir, "*.yaml")) // the one session's, named by its UUID
+			if len(dumps) != 1 {
+				t.Fatalf("dumps: %v", dumps)
+			}
+			f, err := audit.Read(dir, strings.TrimSuffix(filepath.Base(dumps[0]), ".yaml"))
 			if err != nil || len(f.Invocations) != 1 {
 				t.Fatalf("dump: %v %+v", err, f)
 			}
