@@ -563,11 +563,17 @@ func pydanticMsgOf(m convert.Message) pydanticMsg {
 // --- audit ---
 
 type invView struct {
-	N        int
-	Time     string
-	Agent    string
-	Prompt   string
-	System   string // the system prompt remstore sent first (system_prompt), "" when the dump has none
+	N      int
+	Time   string
+	Agent  string
+	Prompt string
+	System string // the system prompt remstore sent first (system_prompt), or the recorded request's
+	// SystemInRequest: System was read from the recorded request (the
+	// agent sent it), not from the dump's system_prompt.
+	SystemInRequest bool
+	// Sent counts what the recorded request sent, in its API's words ("7
+	// messages"), for a call that is not a pydantic-ai load's.
+	Sent     string
 	Raw      int
 	Pydantic int
 	File     string
@@ -742,6 +748,15 @@ func invOf(inv map[string]any, file string) invView {
 	iv := invView{Time: str("timestamp"), Agent: str("agent_name"), Prompt: str("prompt"), System: str("system_prompt"), Raw: num("raw_history_count"),
 		Pydantic: num("pydantic_messages_count"), File: file, Model: str("model")}
 	exchangeOf(&iv, inv)
+	if req, ok := inv["request"]; ok && req != nil {
+		system, sent := requestFacts(req)
+		if iv.System == "" && system != "" {
+			iv.System, iv.SystemInRequest = system, true
+		}
+		if iv.Pydantic == 0 {
+			iv.Sent = sent
+		}
+	}
 	if ts, ok := inv["timestamp"].(fmt.Stringer); ok && iv.Time == "" {
 		iv.Time = ts.String()
 	}
@@ -1103,6 +1118,11 @@ type callMsg struct {
 	Row                            int    // the row's index in the session (all rows), -1 if not found
 	RowLink                        string // deep link to the row on the session page
 	Failure                        string // the failed step it records (convert.Failure on its role and text), or ""
+	// Calls are an assistant message's stored tool calls (tool_calls), as
+	// "name(arguments)"; CallStored: a tool result's call is one of them,
+	// stored with the answer that made it, not rebuilt from the result.
+	Calls      []string
+	CallStored bool
 }
 
 // callPage shows one recorded agent call in full: what it was asked, every
@@ -1123,6 +1143,7 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 	var raws []map[string]any
 	var usage usageTotals
 	msgs := make([]callMsg, len(iv.history))
+	stored := map[string]bool{} // the call ids of the answers' stored tool calls
 	for i, m := range iv.history {
 		cm := callMsg{N: i, Role: m.Role, Time: m.Time, Length: m.Length, Compressed: m.Compressed, Content: m.Content, Row: -1,
 			Failure: convert.Failure(models.HistoryMessage{Role: models.Role(m.Role), Content: m.Content})}
@@ -1139,6 +1160,16 @@ func (v *Viewer) callPage(w http.ResponseWriter, r *http.Request, q *request) er
 		}
 		if cm.Role == string(models.RoleTool) {
 			cm.Content = prettyText(cm.Content)
+			cm.CallStored = cm.ToolCallID != "" && stored[cm.ToolCallID]
+		}
+		calls, _ := m.raw["tool_calls"].([]any)
+		for _, c := range calls {
+			cmap, _ := c.(map[string]any)
+			id, _ := cmap["id"].(string)
+			name, _ := cmap["name"].(string)
+			args, _ := cmap["arguments"].(string)
+			stored[id] = id != ""
+			cm.Calls = append(cm.Calls, name+"("+args+")")
 		}
 		if ref, ok := ac.rows[m.Role+" "+m.Time]; ok {
 			// What the rows this call saw had cost when they were made.
