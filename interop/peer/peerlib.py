@@ -22,6 +22,9 @@ PEER = pathlib.Path(os.environ.get("REMSTORE_PEER_DIR") or ROOT.parent / "shared
 REQUIRE = os.environ.get("REMSTORE_REQUIRE_PYTHON") == "1" or os.environ.get("REMSTORE_REQUIRE_ALL") == "1"
 BASE_URL = os.environ.get("REMSTORE_TEST_DATABASE_URL", "")
 DATABASES = ("migrated", "install")
+# The suite's databases are PREFIX + "migrated" and PREFIX + "install", made
+# afresh: runs sharing one server name their own prefix.
+DB_PREFIX = os.environ.get("REMSTORE_PEER_DB_PREFIX", "remstore_peer_")
 
 
 def _unavailable(why: str):
@@ -39,7 +42,7 @@ if not BASE_URL:
 def db_url(name: str) -> str:
     """The test server's URL with another database name (remstore and asyncpg alike)."""
     u = urllib.parse.urlsplit(BASE_URL)
-    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/remstore_peer_" + name, u.query, u.fragment))
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + DB_PREFIX + name, u.query, u.fragment))
 
 
 # The peer reads its settings at import time, from the environment and from a
@@ -93,8 +96,8 @@ def _prepare(name: str):
     async def create():
         admin = await asyncpg.connect(BASE_URL.replace("postgres://", "postgresql://", 1))
         try:
-            await admin.execute(f"DROP DATABASE IF EXISTS remstore_peer_{name} WITH (FORCE)")
-            await admin.execute(f"CREATE DATABASE remstore_peer_{name}")
+            await admin.execute(f"DROP DATABASE IF EXISTS {DB_PREFIX}{name} WITH (FORCE)")
+            await admin.execute(f"CREATE DATABASE {DB_PREFIX}{name}")
         finally:
             await admin.close()
 
