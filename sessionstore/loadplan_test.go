@@ -244,7 +244,9 @@ func storePlans(t *testing.T, table string) {
 		}
 		if i == writes-5 { // the peer's rows after remstore's last write
 			sid, _ := s.SessionUUID("fresh")
-			if _, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+			// On pdb: the plans of migration 17's trigger are checked too
+			// (its probe of the newest row reads one index entry).
+			if _, err := pdb.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
 				SELECT gen_random_uuid(), ?, 'user', 'peer', '{}', 'bench', 'bench', now() + interval '1 hour' + g * interval '1 microsecond', now()
 				FROM generate_series(1, 2) g`, sid); err != nil {
 				t.Fatal(err)
@@ -257,7 +259,7 @@ func storePlans(t *testing.T, table string) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	var counts, generic int
+	var counts, generic, ordered int
 	for _, p := range plans {
 		if disabled.MatchString(p) { // enable_seqscan = off could not avoid a scan
 			t.Errorf("a store statement has no plan but a disabled one (and JIT compiles such costs):\n%s", p)
@@ -279,6 +281,12 @@ func storePlans(t *testing.T, table string) {
 		if strings.Contains(p, "ORDER BY m.created_at DESC LIMIT 1") && strings.Contains(p, "session_id = $") {
 			generic++
 		}
+		if strings.Contains(p, "m.session_id = NEW.session_id") {
+			ordered++
+		}
+	}
+	if ordered != 2 { // one probe per row of the peer's INSERT
+		t.Errorf("%d plans of migration 17's probe of the newest row, want 2", ordered)
 	}
 	// One count: the first write's. The peer's rows are added to the kept
 	// count as they arrive (migration 14), never counted by a store.

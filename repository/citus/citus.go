@@ -232,6 +232,13 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 				return fmt.Errorf("distribute: drop the tenant guard: %w", err)
 			}
 		}
+		// So cannot the order of other writers' rows (migration 17), which
+		// the Python service, the writer it serves, cannot use there.
+		if local["messages"] {
+			if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+migrations.ForeignOrderTrigger+" ON messages"); err != nil {
+				return fmt.Errorf("distribute: drop %s: %w", migrations.ForeignOrderTrigger, err)
+			}
+		}
 		if local["messages"] && searchAt(st) {
 			// Before the table is distributed: Citus keeps no transition table.
 			if err := migrations.SearchTriggers(ctx, tx, true); err != nil {
