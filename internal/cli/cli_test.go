@@ -1102,3 +1102,34 @@ func TestLimitsFromSettings(t *testing.T) {
 		t.Fatalf("a limit that is not a number: %d %q", r.code, r.stderr)
 	}
 }
+
+// Flags whose values make no sense are refused naming the flag, in words a
+// user knows: --batch-size 0 was taken, and --updated-before tomorrow was
+// answered with Go's layout string.
+func TestFlagValuesRefusedInPlainWords(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "f.db")
+	if r := run(t, map[string]string{"REMSTORE_DB": db}, "", "migrate", "up"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args      []string
+		code      int
+		want, not string
+	}{
+		{[]string{"import", in, "--batch-size", "0"}, 2, "--batch-size must be at least 1", ""},
+		{[]string{"sessions", "list", "--updated-before", "tomorrow"}, 2, "like 2026-01-15T10:30:00Z", "2006-01-02"},
+		{[]string{"sessions", "list", "--created-after", "2026-13-01"}, 2, "--created-after", "2006-01-02"},
+		{[]string{"sessions", "list", "--updated-before", "2026-01-15"}, 0, "", ""},
+		{[]string{"sessions", "list", "--updated-before", "2026-01-15T10:30:00+02:00"}, 0, "", ""},
+	} {
+		r := run(t, map[string]string{"REMSTORE_DB": db}, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || c.not != "" && strings.Contains(r.stderr, c.not) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}

@@ -107,10 +107,10 @@ func (c sessionsCmds) listCmd() *cobra.Command {
 	lf.StringVar(&lo.UserID, "owner", "", "only sessions created for this user id")
 	lf.IntVar(&lo.Limit, "limit", sessionstore.DefaultListLimit, "page size (max 500)")
 	lf.StringVar(&lo.Cursor, "cursor", "", "next_cursor of the previous page")
-	lf.TimeVar(&lo.CreatedAfter, "created-after", time.Time{}, []string{time.RFC3339}, "created after (RFC 3339)")
-	lf.TimeVar(&lo.CreatedBefore, "created-before", time.Time{}, []string{time.RFC3339}, "created before (RFC 3339)")
-	lf.TimeVar(&lo.UpdatedAfter, "updated-after", time.Time{}, []string{time.RFC3339}, "updated after (RFC 3339)")
-	lf.TimeVar(&lo.UpdatedBefore, "updated-before", time.Time{}, []string{time.RFC3339}, "updated before (RFC 3339)")
+	timeVar(lf, &lo.CreatedAfter, "created-after", "created after")
+	timeVar(lf, &lo.CreatedBefore, "created-before", "created before")
+	timeVar(lf, &lo.UpdatedAfter, "updated-after", "updated after")
+	timeVar(lf, &lo.UpdatedBefore, "updated-before", "updated before")
 	return list
 }
 

@@ -108,6 +108,9 @@ with --atomic the whole file is one transaction and a bad line writes nothing.`,
 			"  remstore import alice.jsonl --user-id alice --atomic",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if batch < 1 { // a batch holds at least one record
+				return usageErr("--batch-size must be at least 1 (records per transaction), not %d", batch)
+			}
 			var r io.Reader = e.stdin
 			var size int64 = -1
 			if args[0] != "-" {
