@@ -854,3 +854,19 @@ func TestLimitReached(t *testing.T) {
 		t.Fatalf("a refused store wrote: %d %s", code, out)
 	}
 }
+
+// The document's info.version is the build's, as /healthz says it.
+func TestOpenAPIVersionIsTheBuilds(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Info struct{ Version string } `json:"info"`
+	}
+	api := newAPI(t, dbtest.NewSQLite(t), Options{})
+	code, body, _ := do(t, api, call{method: "GET", path: "/openapi.json", auth: "-"})
+	if err := json.Unmarshal([]byte(body), &doc); err != nil || code != 200 {
+		t.Fatalf("%d %v", code, err)
+	}
+	if doc.Info.Version != version.String() || doc.Info.Version == "1" {
+		t.Errorf("info.version %q, the build is %q", doc.Info.Version, version.String())
+	}
+}

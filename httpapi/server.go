@@ -42,7 +42,14 @@ import (
 )
 
 //go:embed openapi.json
-var OpenAPI []byte
+var openAPISource []byte
+
+// OpenAPI is the API's OpenAPI document, its info.version the build's
+// (version.String, as /healthz, MCP's initialize and --version say): the
+// file holds a placeholder, and a document that said "1" whatever ran
+// told a client nothing.
+var OpenAPI = bytes.Replace(openAPISource, []byte(`"version": "0.0.0-placeholder"`),
+	[]byte(`"version": `+strconv.Quote(version.String())), 1)
 
 // Defaults of Options.
 const (
