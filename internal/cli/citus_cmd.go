@@ -109,6 +109,9 @@ func checkDistribute(e *env, shards int) error {
 
 func runDistribute(e *env, db *repository.DB, shards int) error {
 	steps, err := citus.Distribute(e.ctx, db, citus.DistributeOptions{ShardCount: shards})
+	if err != nil && len(steps) == 0 {
+		return err // nothing was done: "already distributed" would be false
+	}
 	printSteps(e, steps, "nothing to do: already distributed")
 	return err
 }
