@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
 if [ "${VULNDB:-live}" = snapshot ]; then
-  snap=$(ls "${REMSTORE_SHARED_DIR:-../shared}"/vulndb/vulndb-*.tar.gz 2>/dev/null | sort | tail -n 1)
+  # || true: without the folder ls fails, and pipefail ended the script
+  # here with exit 2 and not a word.
+  snap=$(ls "${REMSTORE_SHARED_DIR:-../shared}"/vulndb/vulndb-*.tar.gz 2>/dev/null | sort | tail -n 1 || true)
   [ -n "$snap" ] || { echo "vuln: no snapshot in ${REMSTORE_SHARED_DIR:-../shared}/vulndb" >&2; exit 1; }
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
