@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -870,3 +871,22 @@ func TestOpenAPIVersionIsTheBuilds(t *testing.T) {
 		t.Errorf("info.version %q, the build is %q", doc.Info.Version, version.String())
 	}
 }
+
+// A 404 names the session as the caller named it: it named the UUID the
+// name resolved to, which the caller never saw.
+func TestNotFoundNamesTheSessionAsCalled(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewSQLite(t), Options{})
+	for _, c := range []call{
+		{method: "GET", path: "/v1/sessions/no-such-plan", user: "alice"},
+		{method: "DELETE", path: "/v1/sessions/no-such-plan", user: "alice"},
+		{method: "POST", path: "/v1/sessions/no-such-plan/fork", user: "alice", body: `{}`},
+	} {
+		code, body, _ := do(t, api, c)
+		if code != 404 || !strings.Contains(body, `session \"no-such-plan\": not found for user \"alice\"`) || uuidRE.MatchString(body) {
+			t.Errorf("%s %s: %d %s", c.method, c.path, code, body)
+		}
+	}
+}
+
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-`)

@@ -801,6 +801,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case c.Code == "storage_error":
 		s.o.Logger.Error("request failed", "id", infoOf(r).id, "err", err)
 		msg = "storage failed; see the server log with this request id"
+	case c.Kind == sessionstore.NotFound && r.PathValue("id") != "":
+		// The session as the caller named it, not the UUID the store
+		// resolved the name to, which the caller never saw.
+		msg = fmt.Sprintf("session %q: not found for user %q (a session another user stored is not visible to this one)", r.PathValue("id"), userOf(r))
 	}
 	var reused *keyReusedError
 	if errors.As(err, &reused) {
