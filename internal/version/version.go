@@ -28,11 +28,6 @@ func describe(linked string, info *debug.BuildInfo) string {
 	if info == nil {
 		return Release + "-devel"
 	}
-	// `go install github.com/remstore/remstore/cmd/remstore@v0.2.0` records
-	// the module version; a checkout records "(devel)" and the VCS stamp.
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return strings.TrimPrefix(v, "v")
-	}
 	var rev, modified string
 	for _, s := range info.Settings {
 		switch s.Key {
@@ -41,6 +36,15 @@ func describe(linked string, info *debug.BuildInfo) string {
 		case "vcs.modified":
 			modified = s.Value
 		}
+	}
+	// `go install github.com/remstore/remstore/cmd/remstore@v0.2.0` records
+	// the module version, from the module cache and without a VCS stamp. A
+	// checkout records the VCS stamp, and "(devel)" as its version before
+	// Go 1.24, a pseudo-version of the commit since (it printed
+	// 0.0.0-20261126122336-204cfe61573f where the docs promise
+	// 0.2.0-devel+<commit>): with a stamp, the stamp says.
+	if v := info.Main.Version; v != "" && v != "(devel)" && rev == "" {
+		return strings.TrimPrefix(v, "v")
 	}
 	out := Release + "-devel"
 	if rev != "" {

@@ -22,6 +22,9 @@ func TestDescribe(t *testing.T) {
 		{"checkout, clean", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "false")}, Release + "-devel+0123456789ab"},
 		{"checkout, edited", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "true")}, Release + "-devel+0123456789ab.dirty"},
 		{"no vcs stamp", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel"},
+		// Go 1.24 and later stamp a checkout with a pseudo-version too.
+		{"checkout, Go 1.24+", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f"}, Settings: vcs("204cfe61573fb0b1c2d3", "false")}, Release + "-devel+204cfe61573f"},
+		{"checkout, Go 1.24+, edited", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f+dirty"}, Settings: vcs("204cfe61573fb0b1c2d3", "true")}, Release + "-devel+204cfe61573f.dirty"},
 		{"no build info", "", nil, Release + "-devel"},
 	} {
 		if got := describe(c.linked, c.info); got != c.want {
