@@ -227,6 +227,7 @@ def test_unreachable_server_fails_after_its_retries():
         with pytest.raises(remstore.ConnectionFailed) as e:
             c.load("s")
     assert "3 tries" in str(e.value) and e.value.status is None
+    assert "remstore serve" in str(e.value) and "REMSTORE_URL" in str(e.value), "a connection failure says what to start"
 
 
 def test_typed_package():

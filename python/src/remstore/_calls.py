@@ -266,7 +266,11 @@ class Call(Generic[T]):
     def connection_failed(self, exc: Exception, tries: int, s: Settings) -> RemstoreError:
         maybe = "" if isinstance(exc, _NOT_SENT) or self.safety != "unsent" else \
             " (the request may have reached the server; it was not sent again)"
-        err = ConnectionFailed(f"{self.method} {self.path}: {type(exc).__name__}: {exc}{maybe}; {tries} tries")
+        # Say what to start, and which setting names the server: a first
+        # user with no server running saw only an address and a count.
+        err = ConnectionFailed(f"{self.method} {self.path}: {type(exc).__name__}: {exc}{maybe}; {tries} tries at "
+                               f"{s.base_url}: is `remstore serve` running there? Start it (it listens on "
+                               f"127.0.0.1:8088 by default), or set REMSTORE_URL to where it runs")
         err.request_id, err.url, err.pending = self.request_id, s.base_url, self.pending()
         return err
 
