@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -100,11 +102,43 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 				}
 				fmt.Fprintf(w, "%-8s %s\n", m.Kind, strings.Join(kinds, ", "))
 			}
-			fmt.Fprintf(w, "(%d bytes of JSON; `remstore load --session-id %s --format pydantic-ai` prints it)\n", len(out), session)
+			fmt.Fprintf(w, "(%d bytes of JSON)\n", len(out))
 			fmt.Fprintf(w, "\ndone in %s\n", time.Since(start).Round(time.Millisecond))
+			self := selfCommand(os.Args[0])
+			if e.cfg.Sources[settings.KeyDB] == "flag" { // the same database, or the steps find nothing
+				self += " --db " + shellQuote(e.cfg.DatabaseURL)
+			}
+			fmt.Fprintf(w, "\nnext, from this shell:\n  %s load --session-id %s --format pydantic-ai   # the history above, as JSON\n", self, session)
+			fmt.Fprintf(w, "  %s lookup %q\n", self, cut.EntityKey)
+			if strings.HasPrefix(self, "go run") {
+				fmt.Fprintf(w, "  go install ./cmd/remstore   # then plain `remstore ...` from anywhere (in $(go env GOPATH)/bin)\n")
+			}
 			return nil
 		},
 	}
+}
+
+// selfCommand is how the user who ran this binary runs it again: a binary
+// `go run` built lives in Go's temporary build directory and is gone when
+// the command ends, so the next step is `go run ./cmd/remstore` there (the
+// demo's hint named `remstore load`, not on PATH after `go run`), and the
+// name it was started by otherwise.
+func selfCommand(argv0 string) string {
+	if strings.Contains(argv0, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/remstore"
+	}
+	if filepath.Base(argv0) == argv0 || argv0 == "" {
+		return "remstore"
+	}
+	return argv0
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func indexOf(hist []models.HistoryMessage, m *models.HistoryMessage) int {
