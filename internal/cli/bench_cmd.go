@@ -30,7 +30,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	o := &benchOpts{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure store, load, lookup and import against --db, each beside its native-pgx floor",
+		Short: "Measure store, load, lookup and import against --db, each beside the same SQL sent through pgx alone",
 		Long: `Runs remstore's benchmark workloads (the ones go test -bench runs) against the
 configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
