@@ -75,6 +75,11 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 		out = append(out, Workload{Name: fmt.Sprintf("load last %d of %d", last, n), Rows: last, Size: n,
 			Run: func(ctx context.Context) error { return count(ctx, key, sessionstore.LoadOptions{LastN: last}) }})
 	}
+	cs, err := e.CompactedWorkloads(ctx, sizes, last)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, cs...)
 	// Pops: the last message of each session of the sweep beside the last
 	// of a session of 20 (PopRatio); each pop's message is stored back,
 	// untimed, so the sessions keep their sizes.
@@ -108,6 +113,84 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 		}
 	}
 	return out, nil
+}
+
+// CompactedWorkloads are "load a compacted session of N keeping keep" for
+// each N of sizes: a session of N messages compacted to keep its last keep,
+// loaded whole (the summary and the keep messages after it). Beside the load
+// of a session of keep messages (CompactedRatio) it must not grow with N:
+// compaction exists to make the next load small. The summary is written as
+// Compact writes it: by Compact on SQLite, by one generated row on
+// PostgreSQL, where Compact would read a million rows to summarize them.
+func (e *Env) CompactedWorkloads(ctx context.Context, sizes []int, keep int) ([]Workload, error) {
+	var out []Workload
+	for _, n := range sizes {
+		if n <= keep {
+			continue
+		}
+		key := fmt.Sprintf("compacted-%d", n)
+		sid, err := e.Store.SessionUUID(key)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.fillSession(ctx, sid, key, n); err != nil {
+			return nil, fmt.Errorf("fill a session of %d: %w", n, err)
+		}
+		if err := e.compact(ctx, sid, key, n, keep); err != nil {
+			return nil, fmt.Errorf("compact a session of %d: %w", n, err)
+		}
+		out = append(out, Workload{Name: fmt.Sprintf("load compacted %d keeping %d", n, keep), Rows: keep + 1, Size: n,
+			Run: func(ctx context.Context) error {
+				got := 0
+				err := e.Store.LoadEach(ctx, key, sessionstore.LoadOptions{}, func(models.HistoryMessage) error { got++; return nil })
+				if err == nil && got != keep+1 {
+					err = fmt.Errorf("load of %s gave %d messages, want the summary and %d", key, got, keep)
+				}
+				return err
+			}})
+	}
+	return out, nil
+}
+
+// compact compacts the session of n messages fillSession wrote to keep its
+// last keep, with a one-line summary.
+func (e *Env) compact(ctx context.Context, sid uuid.UUID, key string, n, keep int) error {
+	if e.Conn == nil {
+		_, err := e.Store.Compact(ctx, key, func(_ context.Context, msgs []models.HistoryMessage) (string, error) {
+			return fmt.Sprintf("Summary of %d earlier messages.", len(msgs)), nil
+		}, sessionstore.CompactOptions{KeepLast: keep})
+		return err
+	}
+	_, err := e.DB.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tenant_id, user_id, created_at, updated_at)
+		SELECT gen_random_uuid(), ?, 'assistant', 'Summary of ' || ?::int || ' earlier messages.',
+		       jsonb_build_object('message_index', ?::int, 'entity_key', 'session-' || ?::text || '-msg-' || ?::int,
+		                          'compaction', true, 'compacts_before', ?::int),
+		       'bench', 'bench', max(created_at) + interval '1 microsecond', now()
+		FROM messages WHERE session_id = ?`, sid, n-keep, n, sid.String(), n, n-keep, sid)
+	return err
+}
+
+// CompactedRatio is the median load of the largest compacted session of a
+// sweep over the whole load of a 20-message session (1.0: what the summary
+// covers is never read).
+func CompactedRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
+	var loads []Result
+	for _, r := range rs {
+		var n, k int
+		switch {
+		case r.Name == "load a 20-message session":
+			base = r
+		default:
+			if _, err := fmt.Sscanf(r.Name, "load compacted %d keeping %d", &n, &k); err == nil {
+				loads = append(loads, r)
+			}
+		}
+	}
+	if base.MedianMS == 0 || len(loads) == 0 {
+		return base, large, 0, false
+	}
+	large = loads[len(loads)-1]
+	return base, large, large.MedianMS / base.MedianMS, true
 }
 
 // fillSession writes n rows of the benchmark's tenant into session sid, keyed

@@ -271,6 +271,9 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 	if base, large, ratio, ok := bench.BoundedRatio(results); ok {
 		fmt.Fprintf(e.stdout, "bounded load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
 	}
+	if base, large, ratio, ok := bench.CompactedRatio(results); ok {
+		fmt.Fprintf(e.stdout, "compacted load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
+	}
 	if base, large, ratio, ok := bench.PopRatio(results); ok {
 		fmt.Fprintf(e.stdout, "pop: %s / %s = %.2f\n", large.Name, base.Name, ratio)
 	}
