@@ -79,14 +79,20 @@ type rowsArgs struct {
 	// none is newer): an index range from there (LoadOptions.Since). The
 	// caller still leaves out the rows not after it.
 	since time.Time
+	// from, when set, reads from the row of that id on, in load order: an
+	// index range from it, whatever the rows before it (a compacted load
+	// of a session only remstore wrote: its summary, its first kept row).
+	from uuid.UUID
 }
 
 // The windows a rows query reads (rowsTexts' index): every row, from the
-// lastN-th live row from the end, or from since.
+// lastN-th live row from the end, from since, or from a row.
 const (
 	windowAll = iota
 	windowLast
 	windowSince
+	windowFrom
+	windows
 )
 
 // rowsParams are rowsQuery's parameters, by name (repository.Named).
@@ -102,6 +108,7 @@ type rowsParams struct {
 	AllOrSources     bool      `sql:"all_or_sources"`      // the fields convert rebuilds a call from
 	Nth              int       `sql:"nth,optional"`        // lastN-1, in windowLast's text
 	SinceNext        time.Time `sql:"since_next,optional"` // the first instant after since, in windowSince's text
+	From             uuid.UUID `sql:"from,optional"`       // rowsArgs.from, in windowFrom's text
 	Limit            int64     `sql:"limit"`
 	Offset           int       `sql:"offset"`
 }
@@ -114,7 +121,7 @@ func (q rowsArgs) params() *rowsParams {
 	}
 	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
-		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), Limit: q.limit, Offset: q.offset}
+		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset}
 }
 
 // cutWholeBytes is rowsArgs.whole of a store's loads.
@@ -154,6 +161,11 @@ func rowsQuery(d repository.SQL, w int) string {
 		first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
 		window = ` AND (created_at, id) >= (COALESCE((SELECT created_at ` + nth + `), (SELECT created_at ` + first + `)),
 			COALESCE((SELECT id ` + nth + `), (SELECT id ` + first + `)))`
+	case windowFrom:
+		// From the row of that id: its created_at read as stored (a value
+		// bound from Go might not compare equal to SQLite's text), the
+		// same row comparison of the session index.
+		window = ` AND (created_at, id) >= ((SELECT created_at FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND id = @from), @from)`
 	}
 	return `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
 	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
@@ -177,7 +189,7 @@ func rowsQuery(d repository.SQL, w int) string {
 
 // rowsTexts are rowsQuery's statements by dialect and window.
 var rowsTexts = func() (q struct {
-	lite, pg [3]repository.Named[rowsParams]
+	lite, pg [windows]repository.Named[rowsParams]
 }) {
 	for w := range q.pg {
 		q.lite[w] = repository.NewNamed[rowsParams](rowsQuery(repository.SQLFor(false), w))
@@ -186,9 +198,12 @@ var rowsTexts = func() (q struct {
 	return q
 }()
 
-// window indexes rowsTexts.
+// window indexes rowsTexts: the one place that decides where a rows query
+// starts, for both drivers.
 func (q rowsArgs) window() int {
 	switch {
+	case q.from != uuid.Nil:
+		return windowFrom
 	case q.lastN > 0:
 		return windowLast
 	case !q.since.IsZero():

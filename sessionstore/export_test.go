@@ -3,6 +3,8 @@ package sessionstore
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/google/uuid"
 )
 
 // ServerCuts counts the rows of a compressed load that the database cut
@@ -78,4 +80,25 @@ func MergedCalls(s *Store) int64 {
 		return 0
 	}
 	return s.db.turns.merged.Load()
+}
+
+// ByPosition makes s's compacted loads find the summary and the rows it
+// leaves shown by position (a count, then offsets), as every compacted load
+// did before index ranges (tests only: both must give the same history).
+func ByPosition(s *Store) *Store {
+	c := *s
+	c.byPosition = true
+	return &c
+}
+
+// LoadsByRange says whether a load of the session with o reads its
+// compacted part by index ranges from the summary (loadPlan.keptID), not by
+// position (tests only).
+func LoadsByRange(s *Store, key string, o LoadOptions) (bool, error) {
+	sid, err := s.SessionUUID(key)
+	if err != nil {
+		return false, err
+	}
+	p, err := s.loadPlan(context.Background(), sid, o)
+	return p.taken == nil && p.keptID != uuid.Nil && p.summaryID != uuid.Nil, err
 }

@@ -393,6 +393,12 @@ type loadPlan struct {
 	// summary is the position of the last live compaction summary (-1: none
 	// or ignored) and from the position of the first message it leaves shown.
 	summary, from int
+	// summaryID and keptID, set only for a session only remstore wrote, are
+	// the summary's row and the row at position from (found by its stored
+	// key): the load reads index ranges from them, never the rows the
+	// summary covers. Unset (the peer's rows, or no row holds the key
+	// anymore), it reads by position.
+	summaryID, keptID uuid.UUID
 	// taken holds the stored keys of assistant rows, removed ones too; it is set only when
 	// the session holds rows without a stored key (the peer's), whose keys
 	// come from their live position and must not collide with these.
@@ -409,19 +415,28 @@ var errPlanNeeded = errors.New("the load needs a plan")
 func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loadPlan, error) {
 	p := loadPlan{summary: -1}
 	var unkeyed, pos int
-	var summaryID, cb sql.NullString
+	var summaryID, cb, index, kept sql.NullString
 	// Both counts are probes of partial indexes (migration 4): empty for a
 	// session only remstore wrote. Through the driver, so PostgreSQL plans
 	// it once per connection (planning it per call cost more than running it).
+	prefix := keyPrefix(sid)
+	if s.byPosition {
+		prefix = "by position: no key starts so " // no row is found by its key: the count
+	}
 	st := planQueries[s.sql.Postgres]
-	err := s.queryRow(ctx, s.db, st.Bun(), st.BunArgs(&sessionParams{Sid: sid, Tenant: s.userID}),
-		&unkeyed, &summaryID, &pos, &cb)
+	err := s.queryRow(ctx, s.db, st.Bun(), st.BunArgs(&planParams{Sid: sid, Tenant: s.userID, Prefix: prefix}),
+		&unkeyed, &summaryID, &pos, &cb, &index, &kept)
 	if err != nil {
 		return p, err
 	}
 	if summaryID.Valid && !o.IgnoreCompaction {
 		p.summary = pos
 		p.from, _ = strconv.Atoi(cb.String)
+		if pos < 0 { // not counted: every row is remstore's and the kept one holds its key
+			p.summary, _ = strconv.Atoi(index.String)
+			p.summaryID, _ = uuid.Parse(summaryID.String)
+			p.keptID, _ = uuid.Parse(kept.String)
+		}
 	}
 	if unkeyed > 0 {
 		var keys []string
@@ -440,29 +455,54 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	return p, nil
 }
 
-// sessionParams name a tenant's session in a statement (repository.Named).
-type sessionParams struct {
+// planParams name a tenant's session in loadPlan's statement
+// (repository.Named), and the stored keys of its rows.
+type planParams struct {
 	Sid    uuid.UUID `sql:"sid"`
 	Tenant string    `sql:"tenant"`
+	Prefix string    `sql:"prefix"` // keyPrefix(Sid)
 }
 
-// planQueries find what a load must know first, by dialect (true: PostgreSQL).
-var planQueries = map[bool]repository.Named[sessionParams]{}
+// keyPrefix is what the stored key of every row remstore wrote into session
+// sid starts with; the position follows (compressor.BuildKey).
+func keyPrefix(sid uuid.UUID) string {
+	return "session-" + sid.String() + "-msg-"
+}
+
+// planQueries find what a load must know first, by dialect (true: PostgreSQL):
+// the rows without a stored key, the last live compaction summary (its id,
+// position, compacts_before and message_index) and the row it leaves shown
+// first, found by its stored key through remstore_messages_entity_key. The
+// position is a count of the rows before the summary only where it is
+// needed: rows without a stored key (their keys count live rows from the
+// start), or no row holding the kept row's key; else it is -1 and the load
+// starts from the two rows (loadPlan.summaryID, keptID), whatever the
+// session's length.
+var planQueries = map[bool]repository.Named[planParams]{}
 
 func init() {
 	for _, pg := range []bool{true, false} {
 		d := repository.SQLFor(pg)
-		planQueries[pg] = repository.NewNamed[sessionParams](`SELECT
-		(SELECT count(*) FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `),
-		last.id,
-		CASE WHEN last.id IS NULL THEN 0 ELSE
+		// SQLite's planner takes the session's index for the kept row
+		// (session_id = ?) and reads the session through it; the key's
+		// index finds one row.
+		byKey := ""
+		if !pg {
+			byKey = " INDEXED BY remstore_messages_entity_key"
+		}
+		planQueries[pg] = repository.NewNamed[planParams](`SELECT unkeyed, last_id,
+		CASE WHEN last_id IS NULL THEN 0 WHEN unkeyed = 0 AND kept_id IS NOT NULL THEN -1 ELSE
 		(SELECT count(*) FROM messages m WHERE m.session_id = @sid AND m.tenant_id = @tenant
-		   AND (m.created_at < last.created_at OR (m.created_at = last.created_at AND m.id < last.id))) END,
-		last.cb
-		FROM (SELECT 1) one LEFT JOIN (
-			SELECT id, created_at, metadata->>'compacts_before' AS cb FROM messages
-			WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL
-			ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`)
+		   AND (m.created_at < last_at OR (m.created_at = last_at AND m.id < last_id))) END,
+		cb, mi, kept_id
+		FROM (SELECT u.n AS unkeyed, last.id AS last_id, last.created_at AS last_at, last.cb AS cb, last.mi AS mi,
+			(SELECT id FROM messages` + byKey + ` WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.EntityKey + ` = @prefix || last.cb
+			 LIMIT 1) AS kept_id
+			FROM (SELECT count(*) AS n FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `) u
+			LEFT JOIN (
+				SELECT id, created_at, metadata->>'compacts_before' AS cb, metadata->>'message_index' AS mi FROM messages
+				WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL
+				ORDER BY created_at DESC, id DESC LIMIT 1) last ON true) plan`)
 	}
 }
 
@@ -478,8 +518,15 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		}
 		return fn(m)
 	}
+	// A session only remstore wrote reads from the summary's row and the
+	// kept row by index ranges (rowsArgs.from); any other by position.
+	keyset := p.taken == nil && p.keptID != uuid.Nil && p.summaryID != uuid.Nil
 	if p.summary >= 0 {
-		err := s.eachRow(ctx, s.db, rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources},
+		q := rowsArgs{sid: sid, tenant: s.userID, offset: p.summary, limit: 1, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources}
+		if keyset {
+			q.offset, q.from = 0, p.summaryID
+		}
+		err := s.eachRow(ctx, s.db, q,
 			func(r storedRow) error {
 				*last = r.Last
 				return emit(r, -1)
@@ -498,6 +545,9 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	if p.unplanned { // a planned load reads every row: positions count from the start
 		q.lastN, q.since = o.LastN, o.Since
 	}
+	if keyset { // the first row read is at position from
+		q.offset, q.from = 0, p.keptID
+	}
 	return s.eachRow(ctx, s.db, q, func(r storedRow) error {
 		if !r.Plain {
 			return errPlanNeeded
@@ -510,7 +560,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 			return nil
 		}
 		live++
-		if pos == p.summary || pos < p.from {
+		if (keyset && r.ID == p.summaryID) || (!keyset && pos == p.summary) || pos < p.from {
 			return nil
 		}
 		return emit(r, live-1)

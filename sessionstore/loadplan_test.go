@@ -102,12 +102,19 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 	if mode, jit := setting(mc.Conn()); mode != "auto" || jit != "on" {
 		t.Fatalf("main pool: plan_cache_mode %s, jit %s", mode, jit)
 	}
+	// A compacted load's window starts at a row of the session (its
+	// summary, its first kept row).
+	var kept uuid.UUID
+	if err := db.NewRaw("SELECT id FROM messages WHERE session_id = ? ORDER BY created_at, id LIMIT 1 OFFSET 5", sid).Scan(ctx, &kept); err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range []struct {
 		lastN int
 		since time.Time
-	}{{0, time.Time{}}, {20, time.Time{}}, {0, time.Now().Add(-time.Hour)}} {
+		from  uuid.UUID
+	}{{0, time.Time{}, uuid.Nil}, {20, time.Time{}, uuid.Nil}, {0, time.Now().Add(-time.Hour), uuid.Nil}, {0, time.Time{}, kept}} {
 		lastN := w.lastN
-		q := rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: true, lastN: lastN, since: w.since}
+		q := rowsArgs{sid: sid, tenant: "bench", limit: noLimit, cut: 200, plain: true, unplanned: w.from == uuid.Nil, lastN: lastN, since: w.since, from: w.from}
 		generic := explainRows(t, ctx, lc.Conn(), q)
 		if !strings.Contains(generic, "session_id = $") {
 			t.Fatalf("last %d: not a generic plan:\n%s", lastN, generic)
@@ -118,7 +125,7 @@ func TestLoadPlanIsGeneric(t *testing.T) {
 		}
 		// The bounded load starts its range at the window: an index
 		// condition, not a filter over the session's rows.
-		if lastN > 0 && !strings.Contains(generic, "ROW(messages.created_at, messages.id) >= ROW(") &&
+		if (lastN > 0 || w.from != uuid.Nil) && !strings.Contains(generic, "ROW(messages.created_at, messages.id) >= ROW(") &&
 			!strings.Contains(generic, "ROW(created_at, id) >= ROW(") {
 			t.Fatalf("last %d: the window is not an index condition:\n%s", lastN, generic)
 		}
@@ -331,4 +338,60 @@ func explainPrepared(t *testing.T, ctx context.Context, conn *pgx.Conn, q rowsAr
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// SQLite's planner, left to itself, finds a compacted load's first kept row
+// through the session's index (session_id = ?), reading the rows the summary
+// covers; its stored key's index finds it at once. The rows then come as a
+// range of the session's index from it.
+func TestCompactedPlanSQLite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.NewSQLite(t)
+	s, err := New(db, Options{UserID: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := make([]models.HistoryMessage, 50)
+	for i := range msgs {
+		msgs[i] = models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprint(i)}
+	}
+	if _, err := s.StoreMessages(ctx, "x", msgs, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Compact(ctx, "x", DeterministicSummary, CompactOptions{KeepLast: 5}); err != nil {
+		t.Fatal(err)
+	}
+	sid, _ := s.SessionUUID("x")
+	p, err := s.loadPlan(ctx, sid, LoadOptions{})
+	if err != nil || p.keptID == uuid.Nil || p.summaryID == uuid.Nil || p.summary != 50 || p.from != 45 {
+		t.Fatalf("plan %+v: %v", p, err)
+	}
+	explain := func(text string, args []any) string {
+		t.Helper()
+		var lines []string
+		rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+text, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, detail)
+		}
+		return strings.Join(lines, "\n")
+	}
+	st := planQueries[false]
+	if plan := explain(st.Bun(), st.BunArgs(&planParams{Sid: sid, Tenant: "A", Prefix: keyPrefix(sid)})); !strings.Contains(plan, "USING INDEX remstore_messages_entity_key") {
+		t.Fatalf("the kept row is not found by its key:\n%s", plan)
+	}
+	q := rowsArgs{sid: sid, tenant: "A", limit: noLimit, from: p.keptID}
+	rt := rowsTexts.lite[q.window()]
+	if plan := explain(rt.Bun(), rt.BunArgs(q.params())); !strings.Contains(plan, "remstore_messages_session_order (session_id=? AND (created_at,id)>") {
+		t.Fatalf("the rows are not a range from the kept row:\n%s", plan)
+	}
 }

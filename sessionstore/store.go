@@ -30,6 +30,10 @@ type Store struct {
 	// whole is rowsArgs.whole for loads: answers of up to this many bytes
 	// come whole and are cut here (tests set 0: the database cuts all).
 	whole int
+	// byPosition has a compacted load find its rows by position even where
+	// index ranges from the summary would do (tests set it: both must give
+	// the same history).
+	byPosition bool
 }
 
 // Options configures New.
