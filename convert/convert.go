@@ -369,32 +369,6 @@ func returnContent(content string) json.RawMessage {
 	return b.Bytes()
 }
 
-// callArgs is tool_arguments, else the content parsed as JSON, always as an
-// object: a JSON string holding an object is parsed; anything else is {}.
-func callArgs(t *models.HistoryMessage) json.RawMessage {
-	raw := []byte(t.ToolArguments)
-	if raw == nil || string(raw) == "null" {
-		raw = []byte(t.Content)
-	}
-	for range 2 {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 || !json.Valid(raw) {
-			return json.RawMessage("{}")
-		}
-		switch raw[0] {
-		case '{':
-			return compact(raw)
-		case '"':
-			var s string
-			_ = json.Unmarshal(raw, &s) // valid JSON string
-			raw = []byte(s)
-			continue
-		}
-		return json.RawMessage("{}")
-	}
-	return json.RawMessage("{}")
-}
-
 // utcZ rewrites the form loads produce, Python's isoformat of a UTC time
 // ("2024-01-15T10:30:00[.ffffff]+00:00"), to pydantic's ("...Z") without
 // parsing it; ok is false for any other form.

@@ -112,30 +112,100 @@ func TestRules(t *testing.T) {
 	}
 }
 
-func TestCallArgs(t *testing.T) {
+// The one rule for a call's arguments (CallArguments), case by case: the
+// stored call (on the assistant message; "" none), the answering tool
+// message's tool_arguments ("" absent) and content, and what a sender sends
+// (ArgsObject of the result). SPEC §5: tool_arguments when present, else the
+// content parsed; remstore puts a stored call between the two.
+func TestCallArguments(t *testing.T) {
 	t.Parallel()
-	cases := map[string][2]string{ // tool_arguments, content -> args
-		"object args":           {`{"a":1}`, `x`},
-		"list args":             {`[1,2]`, `{"c":1}`},
-		"number args":           {`7`, `{}`},
-		"string holding obj":    {`"{\"s\":1}"`, ``},
-		"string not json":       {`"nope"`, ``},
-		"null args -> content":  {`null`, `{"c":2}`},
-		"no args, list content": {``, `[1]`},
-		"no args, bad content":  {``, `{`},
+	none := "-" // no tool message answers the stored call
+	cases := []struct {
+		name                  string
+		stored, args, content string
+		want                  string
+	}{
+		{"object args", "", `{"a":1}`, `x`, `{"a":1}`},
+		{"list args", "", `[1,2]`, `{"c":1}`, `{}`},
+		{"number args", "", `7`, `{}`, `{}`},
+		{"string holding an object", "", `"{\"s\":1}"`, ``, `{"s":1}`},
+		{"string not JSON", "", `"nope"`, ``, `{}`},
+		{"null args: the content", "", `null`, `{"c":2}`, `{"c":2}`},
+		{"empty object args", "", `{}`, `{"c":2}`, `{}`},
+		{"no args, object content", "", ``, `{"c":3}`, `{"c":3}`},
+		{"no args, list content", "", ``, `[1]`, `{}`},
+		{"no args, bad content", "", ``, `{`, `{}`},
+		{"no args, empty content", "", ``, ``, `{}`},
+		{"spaced args compacted", "", ` { "a" : 1 } `, ``, `{"a":1}`},
+		// A stored call: tool_arguments present win, as SPEC §5 says and the
+		// Python service does on the same rows.
+		{"stored call, other tool_arguments", `{"city":"Lisbon"}`, `{"city":"Porto"}`, `{"c":21}`, `{"city":"Porto"}`},
+		{"stored call, same tool_arguments", `{"city":"Lisbon"}`, `{"city":"Lisbon"}`, ``, `{"city":"Lisbon"}`},
+		{"stored call, empty tool_arguments", `{"q":1}`, `{}`, ``, `{}`},
+		{"stored call, list tool_arguments", `{"q":1}`, `[1]`, ``, `{}`},
+		{"stored call, null tool_arguments", `{"q":1}`, `null`, `{"c":1}`, `{"q":1}`},
+		// Without tool_arguments the stored call goes, never the result.
+		{"stored call, no tool_arguments", `{"q":1}`, ``, `{"c":1}`, `{"q":1}`},
+		{"stored empty call, object result", `{}`, ``, `{"h":10}`, `{}`},
+		{"stored call without arguments", ``, ``, `{"h":10}`, `{}`},
+		{"stored call holding a string", `"{\"q\":2}"`, ``, ``, `{"q":2}`},
+		{"stored list arguments", `[1]`, ``, `{"h":10}`, `{}`},
+		{"stored call, no result", `{"q":1}`, none, none, `{"q":1}`},
 	}
-	want := map[string]string{
-		"object args": `{"a":1}`, "list args": `{}`, "number args": `{}`, "string holding obj": `{"s":1}`,
-		"string not json": `{}`, "null args -> content": `{"c":2}`, "no args, list content": `{}`, "no args, bad content": `{}`,
+	for _, c := range cases {
+		var stored *models.ToolCall
+		if c.stored != "" || strings.HasPrefix(c.name, "stored") {
+			stored = &models.ToolCall{ID: "c1", Name: "f", Arguments: c.stored}
+		}
+		var result *models.HistoryMessage
+		if c.args != none {
+			result = &models.HistoryMessage{Role: "tool", Content: c.content, ToolCallID: "c1", ToolName: "f"}
+			if c.args != "" {
+				result.ToolArguments = []byte(c.args)
+			}
+		}
+		got := CallArguments(stored, result)
+		if sent := string(ArgsObject(models.ToolCall{Arguments: got})); sent != c.want {
+			t.Errorf("%s: sent %s (CallArguments %s), want %s", c.name, sent, got, c.want)
+		}
 	}
-	for name, c := range cases {
-		m := models.HistoryMessage{Role: "tool", Content: c[1]}
-		if c[0] != "" {
-			m.ToolArguments = []byte(c[0])
+}
+
+// Every sender builds its calls through Pair: a stored call answered by a
+// tool message whose tool_arguments differ goes with those; without
+// tool_arguments, with its own; a synthesized one with the result's.
+func TestPairCallArguments(t *testing.T) {
+	t.Parallel()
+	asst := models.HistoryMessage{Role: "assistant", ToolCalls: []models.ToolCall{
+		{ID: "w1", Name: "weather", Arguments: `{"city": "Lisbon"}`},
+		{ID: "t1", Name: "clock", Arguments: `{}`},
+		{ID: "gone", Name: "popped", Arguments: `{"x":1}`},
+	}}
+	tools := []models.HistoryMessage{
+		{Role: "tool", Content: `{"celsius":21}`, ToolCallID: "w1", ToolName: "weather", ToolArguments: []byte(`{"city":"Porto"}`)},
+		{Role: "tool", Content: `{"h":10}`, ToolCallID: "t1", ToolName: "clock"},
+		{Role: "tool", Content: `{"r":1}`, ToolCallID: "o1", ToolName: "other"},
+		{Role: "tool", Content: `{"again":1}`, ToolCallID: "w1", ToolName: "weather", ToolArguments: []byte(`{"city":"Faro"}`)},
+	}
+	want := []string{`w1 {"city":"Porto"}`, `t1 {}`, `o1 {"r":1}`}
+	var got []string
+	for _, c := range Pair(&asst, tools, 1).Calls {
+		got = append(got, c.ID+" "+string(ArgsObject(c)))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Pair's calls %q, want %q", got, want)
+	}
+	// WalkAll (a history given back as stored) keeps the unanswered call
+	// with its own arguments, and the answered ones as Pair sends them.
+	got = nil
+	_ = WalkAll(append([]models.HistoryMessage{asst}, tools...), func(_ int, _ *models.HistoryMessage, turn *Turn) error {
+		for _, c := range turn.Calls {
+			got = append(got, c.ID+" "+string(ArgsObject(c)))
 		}
-		if got := string(callArgs(&m)); got != want[name] {
-			t.Errorf("%s: got %s want %s", name, got, want[name])
-		}
+		return nil
+	})
+	if want := []string{`w1 {"city":"Porto"}`, `t1 {}`, `gone {"x":1}`, `o1 {"r":1}`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("WalkAll's calls %q, want %q", got, want)
 	}
 }
 
@@ -281,8 +351,11 @@ func TestUnmappedRolesAreReported(t *testing.T) {
 	}
 }
 
-// A stored call is used as it is; a result without one gets a synthesized
-// call (SPEC §5), after the stored ones. Hand-computed from
+// A stored call keeps its id, name and place; a result without one gets a
+// synthesized call (SPEC §5), after the stored ones. call_w1's tool message
+// says {"city": "Paris"} where the stored call said {"city": "Paris", "unit":
+// "C"}: the tool message's tool_arguments go (SPEC §5, CallArguments);
+// call_w2's has none, so the stored call's go. Hand-computed from
 // fixtures/histories/23_typed_tool_calls.json.
 func TestTypedCallsPreferred(t *testing.T) {
 	t.Parallel()
@@ -299,7 +372,7 @@ func TestTypedCallsPreferred(t *testing.T) {
 	for _, p := range out[1].Parts {
 		calls = append(calls, p.PartKind+" "+p.ToolName+" "+p.ToolCallID+" "+string(p.Args))
 	}
-	want := []string{`tool-call get_weather call_w1 {"city":"Paris","unit":"C"}`, `tool-call get_weather call_w2 {"city":"Rome"}`,
+	want := []string{`tool-call get_weather call_w1 {"city":"Paris"}`, `tool-call get_weather call_w2 {"city":"Rome"}`,
 		`tool-call clock call_t9 {"tz":"UTC"}`, `text   `}
 	if !reflect.DeepEqual(calls, want) {
 		t.Fatalf("parts\n%q\nwant\n%q", calls, want)

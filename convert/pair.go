@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 
 	"github.com/remstore/remstore/models"
@@ -20,10 +22,11 @@ type Result struct {
 // unit that every model API pairs calls and results by. Calls are the
 // assistant's stored tool calls that a result answers, then one call
 // synthesized per result that answers none of them (SPEC §5: the peer's
-// rows keep no calls). A stored call with no result (removed by a pop, or
-// never stored) is left out: every model API refuses a call without its
-// result, and the peer, which knows calls only from results, shows none.
-// Assistant is nil for tool results with no assistant message before them.
+// rows keep no calls); each call's arguments are CallArguments'. A stored
+// call with no result (removed by a pop, or never stored) is left out:
+// every model API refuses a call without its result, and the peer, which
+// knows calls only from results, shows none. Assistant is nil for tool
+// results with no assistant message before them.
 type Turn struct {
 	Assistant *models.HistoryMessage
 	Calls     []models.ToolCall
@@ -42,19 +45,23 @@ func Pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int)
 func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int, stored bool) Turn {
 	t := Turn{Assistant: asst}
 	ids := make([]string, len(tools))
-	answered := map[string]bool{}
+	answered := map[string]*models.HistoryMessage{} // a call id -> the first result answering it
 	for k := range tools {
 		ids[k] = tools[k].ToolCallID
 		if ids[k] == "" {
 			ids[k] = "call_" + strconv.Itoa(first+k)
 		}
-		answered[ids[k]] = true
+		if answered[ids[k]] == nil {
+			answered[ids[k]] = &tools[k]
+		}
 	}
 	known := map[string]bool{}
 	if asst != nil {
-		for _, c := range asst.ToolCalls {
-			if (stored || answered[c.ID]) && !known[c.ID] {
-				t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: c.Arguments})
+		for i := range asst.ToolCalls {
+			c := &asst.ToolCalls[i]
+			r := answered[c.ID]
+			if (stored || r != nil) && !known[c.ID] {
+				t.Calls = append(t.Calls, models.ToolCall{ID: c.ID, Name: SanitizeToolName(c.Name), Arguments: CallArguments(c, r)})
 				known[c.ID] = true
 			}
 		}
@@ -64,11 +71,47 @@ func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int,
 		name := SanitizeToolName(m.ToolName)
 		if !known[id] {
 			known[id] = true
-			t.Calls = append(t.Calls, models.ToolCall{ID: id, Name: name, Arguments: string(callArgs(m))})
+			t.Calls = append(t.Calls, models.ToolCall{ID: id, Name: name, Arguments: CallArguments(nil, m)})
 		}
 		t.Results = append(t.Results, Result{CallID: id, Name: name, Content: m.Content, Message: m})
 	}
 	return t
+}
+
+// CallArguments decides the arguments a tool call is sent with: the one
+// rule for the pydantic-ai history, every model SDK adapter and the viewer.
+// result is the tool message answering the call (nil for a stored call no
+// message answers); stored is the call as the assistant message stored it
+// (nil for a result that answers no stored call). In order (SPEC §5):
+//
+//   - the result's tool_arguments when present (not absent, not null), even
+//     where a stored call says otherwise: the Python service sends them
+//     from the same rows, and a load shows them;
+//   - else the stored call's own arguments, as stored (the Python service,
+//     whose rows keep no calls, would take the result's content here: the
+//     call's output, not its input; docs/interop.md);
+//   - else the result's content parsed as JSON.
+//
+// A value taken from the result is made an object as SPEC §5 says (a JSON
+// string holding an object is that object, anything else {}); a sender
+// takes ArgsObject of every call, so a stored call's arguments go the same
+// way.
+func CallArguments(stored *models.ToolCall, result *models.HistoryMessage) string {
+	switch {
+	case result != nil && result.ToolArguments != nil && string(bytes.TrimSpace(result.ToolArguments)) != "null":
+		return string(argsObject(result.ToolArguments))
+	case stored != nil:
+		return stored.Arguments
+	case result != nil:
+		return string(argsObject([]byte(result.Content)))
+	}
+	return "{}"
+}
+
+// argsObject is raw as call arguments: a JSON object; a JSON string holding
+// one is that object; anything else (a list, a number, not JSON) is {}.
+func argsObject(raw []byte) json.RawMessage {
+	return ArgsObject(models.ToolCall{Arguments: string(raw)})
 }
 
 // ArgsObject is a call's arguments as pydantic-ai and every model API take

@@ -20,13 +20,17 @@ type PeerMessage struct {
 	ToolCallID    string
 	ToolName      string
 	ToolArguments any
+	// ToolCalls, when not nil, is the list the peer stores in the
+	// tool_calls column as {"items": [...]}, on any role, as given.
+	ToolCalls any
 }
 
 // PeerStore writes msgs the way the Python peer does: the session row created
 // if missing, then one INSERT per message (its own round trip), metadata
 // {message_index: position in this batch, timestamp} plus tool fields for tool
-// messages, no entity_key, tool_calls left to the column default, created_at
-// from the caller's clock. at(i) gives message i's created_at.
+// messages, no entity_key, tool_calls {"items": ToolCalls} when given (else
+// left to the column default), created_at from the caller's clock. at(i)
+// gives message i's created_at.
 func PeerStore(ctx context.Context, db bun.IDB, sessionID uuid.UUID, userID string, msgs []PeerMessage, at func(i int) time.Time) ([]uuid.UUID, error) {
 	_, err := db.ExecContext(ctx, `INSERT INTO sessions (id, name, status, user_id, tenant_id, created_at, updated_at)
 		VALUES (?, ?, 'active', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -50,8 +54,14 @@ func PeerStore(ctx context.Context, db bun.IDB, sessionID uuid.UUID, userID stri
 		}
 		b, _ := json.Marshal(meta)
 		id := uuid.New()
-		_, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, sessionID, m.Role, m.Content, string(b), userID, userID, at(i), at(i))
+		if m.ToolCalls != nil {
+			calls, _ := json.Marshal(map[string]any{"items": m.ToolCalls})
+			_, err = db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, tool_calls, user_id, tenant_id, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, sessionID, m.Role, m.Content, string(b), string(calls), userID, userID, at(i), at(i))
+		} else {
+			_, err = db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, sessionID, m.Role, m.Content, string(b), userID, userID, at(i), at(i))
+		}
 		if err != nil {
 			return nil, err
 		}
