@@ -16,6 +16,8 @@ type Result struct {
 	Content string
 	// Message is the stored tool message itself (its timestamp, its id).
 	Message *models.HistoryMessage
+	// Index is the tool message's position in the history.
+	Index int
 }
 
 // Turn is an assistant message with the tool results right after it: the
@@ -73,7 +75,7 @@ func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int,
 			known[id] = true
 			t.Calls = append(t.Calls, models.ToolCall{ID: id, Name: name, Arguments: CallArguments(nil, m)})
 		}
-		t.Results = append(t.Results, Result{CallID: id, Name: name, Content: m.Content, Message: m})
+		t.Results = append(t.Results, Result{CallID: id, Name: name, Content: m.Content, Message: m, Index: first + k})
 	}
 	return t
 }
@@ -132,17 +134,18 @@ func ArgsObject(c models.ToolCall) []byte {
 // adapter refuses them). i is the history position of the message or of
 // the turn's first message.
 func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
-	return walk(history, false, fn)
+	return walk(history, 0, false, fn)
 }
 
 // WalkAll is Walk for a history that gives back what was stored
 // (langchaingo's chat history): stored system messages are handed to fn
 // too, and a turn's Calls keep every stored call, answered or not.
 func WalkAll(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
-	return walk(history, true, fn)
+	return walk(history, 0, true, fn)
 }
 
-func walk(history []models.HistoryMessage, all bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+// walk is Walk and WalkAll; base is the history position of history[0].
+func walk(history []models.HistoryMessage, base int, all bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
 	for i := 0; i < len(history); {
 		m := &history[i]
 		role := m.Role.Normalize()
@@ -151,14 +154,14 @@ func walk(history []models.HistoryMessage, all bool, fn func(i int, m *models.Hi
 			i++
 			continue
 		case role == models.RoleTool: // no assistant before it
-			t := pair(nil, history[i:i+1], i, all)
-			if err := fn(i, m, &t); err != nil {
+			t := pair(nil, history[i:i+1], base+i, all)
+			if err := fn(base+i, m, &t); err != nil {
 				return err
 			}
 			i++
 			continue
 		case role != models.RoleAssistant:
-			if err := fn(i, m, nil); err != nil {
+			if err := fn(base+i, m, nil); err != nil {
 				return err
 			}
 			i++
@@ -168,11 +171,57 @@ func walk(history []models.HistoryMessage, all bool, fn func(i int, m *models.Hi
 		for j < len(history) && history[j].Role.IsTool() {
 			j++
 		}
-		t := pair(m, history[i+1:j], i+1, all)
-		if err := fn(i, m, &t); err != nil {
+		t := pair(m, history[i+1:j], base+i+1, all)
+		if err := fn(base+i, m, &t); err != nil {
 			return err
 		}
 		i = j
 	}
 	return nil
+}
+
+// Walker is Walk for a history handed over message by message (a streamed
+// load, which never holds the whole history): an assistant message is held
+// until the tool messages after it end, then handed to fn with them as
+// Walk hands it; Close hands over what is still held. Positions count from
+// the first message added. The pointers fn gets are valid during the call.
+type Walker struct {
+	fn   func(i int, m *models.HistoryMessage, turn *Turn) error
+	held []models.HistoryMessage // an assistant message and the tool messages after it
+	at   int                     // the position of held[0]
+	next int                     // the position of the next message
+}
+
+// NewWalker returns a Walker handing fn what Walk would.
+func NewWalker(fn func(i int, m *models.HistoryMessage, turn *Turn) error) *Walker {
+	return &Walker{fn: fn}
+}
+
+// Add walks the next message of the history.
+func (w *Walker) Add(m models.HistoryMessage) error {
+	pos := w.next
+	w.next++
+	if len(w.held) > 0 && m.Role.IsTool() {
+		w.held = append(w.held, m)
+		return nil
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	w.held, w.at = append(w.held, m), pos
+	if m.Role.Normalize() == models.RoleAssistant {
+		return nil
+	}
+	return w.Close()
+}
+
+// Close hands over the turn still held.
+func (w *Walker) Close() error {
+	if len(w.held) == 0 {
+		return nil
+	}
+	err := walk(w.held, w.at, false, w.fn)
+	clear(w.held)
+	w.held = w.held[:0]
+	return err
 }

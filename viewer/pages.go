@@ -218,10 +218,24 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	// ?failed=1 draws the failed steps only (convert.Failure), paged
 	// among themselves; positions stay the history's.
 	failedOnly := r.URL.Query().Get("failed") == "1"
+	// A tool message is drawn with its call as the model gets it: the
+	// arguments convert.Pair sends (the pydantic-ai history's and every
+	// adapter's), known once the tool messages of its turn end.
+	sentArgs := func(_ int, _ *models.HistoryMessage, turn *convert.Turn) error {
+		if turn != nil {
+			drawSentArgs(msgs, turn)
+		}
+		return nil
+	}
+	var turns *convert.Walker
 	each := func(count bool) func(models.HistoryMessage) error {
 		pos, i := 0, 0 // the message's position; its place among those drawn
+		turns = convert.NewWalker(sentArgs)
 		return func(m models.HistoryMessage) error {
 			defer func() { pos++ }()
+			if err := turns.Add(m); err != nil {
+				return err
+			}
 			failure := convert.Failure(m) // once: the totals, the filter and the mark
 			if count {                    // the first pass; the second draws a page only
 				tot.add(m, all, failure)
@@ -244,6 +258,9 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	if err := q.store.LoadEach(r.Context(), key, lo, each(true)); err != nil {
 		return err
 	}
+	if err := turns.Close(); err != nil {
+		return err
+	}
 	total, query := tot.count, ""
 	if failedOnly {
 		total, query = tot.failed, "&failed=1"
@@ -252,6 +269,9 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 	if pg.From != window.From && total > 0 {
 		msgs, drawn = nil, page{From: pg.From, To: pg.To}
 		if err := q.store.LoadEach(r.Context(), key, lo, each(false)); err != nil {
+			return err
+		}
+		if err := turns.Close(); err != nil {
 			return err
 		}
 	}
@@ -323,9 +343,6 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 	if m.Role == models.RoleTool {
 		mv.Content = prettyText(m.Content)
 	}
-	if len(m.ToolArguments) > 0 {
-		mv.ToolArgs = pretty(m.ToolArguments)
-	}
 	for _, f := range m.Extra {
 		if f.Key == "tool_calls" {
 			mv.Calls = toolCalls(f.Value)
@@ -342,6 +359,25 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 		mv.Preview = string([]rune(mv.Content)[:foldPreview])
 	}
 	return mv
+}
+
+// drawSentArgs gives the drawn views of a turn's tool messages the
+// arguments of the call each answers, as convert.Pair sends them
+// (convert.CallArguments): a stored call's, or the tool message's own
+// tool_arguments, or its content, by that rule.
+func drawSentArgs(views []msgView, turn *convert.Turn) {
+	args := make(map[string]string, len(turn.Calls))
+	for _, c := range turn.Calls {
+		args[c.ID] = pretty(convert.ArgsObject(c))
+	}
+	for _, r := range turn.Results {
+		// Views are in history order and the turn is the latest: look back.
+		for k := len(views) - 1; k >= 0 && views[k].Index >= r.Index; k-- {
+			if views[k].Index == r.Index {
+				views[k].ToolArgs = args[r.CallID]
+			}
+		}
+	}
 }
 
 // pydanticPage is the session as pydantic-ai messages, streamed as the
