@@ -149,6 +149,34 @@ def test_foreign_rows_become_items(serve):
     asyncio.run(main())
 
 
+def test_foreign_call_goes_with_the_tool_rows_arguments(serve):
+    """A call stored on an assistant row whose tool row says otherwise in
+    tool_arguments goes with those (SPEC §5), as remstore's pydantic-ai
+    history sends it; without tool_arguments, with its own."""
+    srv = serve()
+
+    async def main():
+        async with srv.async_client(unique("u")) as client:
+            sid = unique("callargs")
+            await client.store(sid, [
+                {"role": "user", "content": "weather and time?"},
+                {"role": "assistant", "content": "checking", "tool_calls": [
+                    {"id": "w1", "name": "weather", "arguments": '{"city": "Lisbon"}'},
+                    {"id": "t1", "name": "clock", "arguments": '{"tz": "UTC"}'}]},
+                {"role": "tool", "content": '{"t": 21}', "tool_call_id": "w1", "tool_name": "weather",
+                 "tool_arguments": {"city": "Porto"}},
+                {"role": "tool", "content": '{"h": 10}', "tool_call_id": "t1", "tool_name": "clock"},
+            ])
+            items = await RemstoreSession(sid, client).get_items()
+            calls = {it["call_id"]: json.loads(it["arguments"]) for it in items if it.get("type") == "function_call"}
+            assert calls == {"w1": {"city": "Porto"}, "t1": {"tz": "UTC"}}
+            pai = await client.load_pydantic_ai(sid)
+            sent = {p.tool_call_id: p.args for m in pai for p in m.parts if p.part_kind == "tool-call"}
+            assert sent == calls
+
+    asyncio.run(main())
+
+
 def test_hooks_record_each_call_as_the_model_received_it(serve, tmp_path):
     """Issue 41: with s.hooks(), each model call of a Runner run is in the
     session's audit dump as the model received it: the instructions and the

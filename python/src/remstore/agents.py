@@ -11,7 +11,10 @@ Each SDK item becomes one remstore message, the item itself kept beside it
     any other item (reasoning, ...)    -> assistant row, no text
 
 Rows written by other writers (the Python service, plain dicts) come back as the SDK
-items they mean; a tool result whose call was never stored gets one.
+items they mean; a tool result whose call was never stored gets one. A call stored
+on an assistant row goes with the arguments the tool row answering it names in
+tool_arguments, where it names some (SPEC §5), as remstore's pydantic-ai history
+and its Go adapters send it.
 Importing this module does not need openai-agents; using it with Runner does.
 
 Stores are guarded: add_items names the session's last message as this run
@@ -147,8 +150,12 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         elif role == "assistant":
             if content:
                 items.append({"role": "assistant", "content": content})
+            answers = _answers(rows, i)
             for tc in r.get("tool_calls") or []:
                 name, args = _call_fields(tc)
+                answer = answers.get(str(tc.get("id")))
+                if answer is not None and answer.get("tool_arguments") is not None:
+                    args = answer["tool_arguments"]  # the tool row says otherwise: it wins (SPEC §5)
                 if tc.get("id") not in called:
                     call(str(tc.get("id")), name or "tool", args)
         elif role in ("system", "developer"):
@@ -156,6 +163,17 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         else:  # user, and roles only the Python service writes: the model reads them as the user's
             items.append({"role": "user", "content": content})
     return items
+
+
+def _answers(rows: Sequence[Mapping[str, Any]], i: int) -> dict[str, Mapping[str, Any]]:
+    """The tool rows right after row i by the call id each answers (the first
+    one, for an id given twice): a call's result, as remstore pairs them."""
+    out: dict[str, Mapping[str, Any]] = {}
+    j = i + 1
+    while j < len(rows) and rows[j].get("role") == "tool":
+        out.setdefault(str(rows[j].get("tool_call_id") or ""), rows[j])
+        j += 1
+    return out
 
 
 def lookup_tool(client: AsyncClient, name: str = "rem_lookup") -> Any:
