@@ -109,10 +109,15 @@ def test_matches_peer_reference(path):
     src = load_history(path)
     ref = peer_reference.session_to_pydantic_messages(src, system_prompt=SYSTEM_PROMPT)
     got = ModelMessagesTypeAdapter.validate_json(go_convert(path))
-    # remstore's documented difference: a call stored on the assistant
-    # message (tool_calls) is used as it is; the peer knows only the tool
-    # message's own arguments.
+    # Call arguments: the tool message's tool_arguments where present, as
+    # the peer takes them (SPEC §5), even where a call stored on the
+    # assistant message (tool_calls) says otherwise. remstore's documented
+    # difference: without tool_arguments a stored call's own arguments go;
+    # the peer, which knows no stored calls, parses the tool's content.
     typed = {c["id"]: _typed_args(c) for m in src for c in (m.get("tool_calls") or [])}
+    for m in src:
+        if m.get("role") in ("tool", "function") and m.get("tool_arguments") is not None:
+            typed.pop(m.get("tool_call_id"), None)
     assert len(got) == len(ref)
     for g, r in zip(got, ref):
         assert type(g) is type(r)

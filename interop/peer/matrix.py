@@ -12,6 +12,7 @@ COLS = [
     ("peer keys the peer resolves wrongly", "peer keys wrong in the peer"),
     ("remstore pydantic-ai valid", "ours valid"),
     ("pydantic-ai parts equal", "parts equal"),
+    ("pydantic-ai parts equal but a stored call's arguments (documented)", "equal but a stored call's arguments"),
     ("pydantic-ai differs as SPEC §5 says", "differs per §5"),
     ("peer pydantic-ai invalid (ours valid)", "peer's invalid"),
 ]
