@@ -169,6 +169,13 @@ func TestCallArguments(t *testing.T) {
 			t.Errorf("%s: sent %s (CallArguments %s), want %s", c.name, sent, got, c.want)
 		}
 	}
+	// Where tool_arguments hold the stored call's value, the stored text
+	// goes as the model wrote it (an adapter sends arguments as text).
+	stored := &models.ToolCall{ID: "c1", Name: "f", Arguments: `{"city": "Lisbon", "n": 1}`}
+	result := &models.HistoryMessage{Role: "tool", ToolCallID: "c1", ToolArguments: []byte(`{"n":1,"city":"Lisbon"}`)}
+	if got := CallArguments(stored, result); got != stored.Arguments {
+		t.Errorf("the same arguments: %s, want the stored text %s", got, stored.Arguments)
+	}
 }
 
 // Every sender builds its calls through Pair: a stored call answered by a

@@ -97,11 +97,17 @@ func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int,
 // A value taken from the result is made an object as SPEC §5 says (a JSON
 // string holding an object is that object, anything else {}); a sender
 // takes ArgsObject of every call, so a stored call's arguments go the same
-// way.
+// way. Where tool_arguments hold the value the stored call holds, the
+// stored call's text is kept: an adapter that sends the text as it is
+// (Chat Completions, Responses) sends what the model wrote.
 func CallArguments(stored *models.ToolCall, result *models.HistoryMessage) string {
 	switch {
 	case result != nil && result.ToolArguments != nil && string(bytes.TrimSpace(result.ToolArguments)) != "null":
-		return string(argsObject(result.ToolArguments))
+		args := argsObject(result.ToolArguments)
+		if stored != nil && models.SameJSON(string(args), string(ArgsObject(*stored))) {
+			return stored.Arguments // the same value: the call as the model wrote it, byte for byte
+		}
+		return string(args)
 	case stored != nil:
 		return stored.Arguments
 	case result != nil:

@@ -152,7 +152,8 @@ def test_foreign_rows_become_items(serve):
 def test_foreign_call_goes_with_the_tool_rows_arguments(serve):
     """A call stored on an assistant row whose tool row says otherwise in
     tool_arguments goes with those (SPEC §5), as remstore's pydantic-ai
-    history sends it; without tool_arguments, with its own."""
+    history sends it; without tool_arguments, or with the same value, with
+    its own (its text as stored)."""
     srv = serve()
 
     async def main():
@@ -162,14 +163,19 @@ def test_foreign_call_goes_with_the_tool_rows_arguments(serve):
                 {"role": "user", "content": "weather and time?"},
                 {"role": "assistant", "content": "checking", "tool_calls": [
                     {"id": "w1", "name": "weather", "arguments": '{"city": "Lisbon"}'},
-                    {"id": "t1", "name": "clock", "arguments": '{"tz": "UTC"}'}]},
+                    {"id": "t1", "name": "clock", "arguments": '{"tz": "UTC"}'},
+                    {"id": "s1", "name": "search", "arguments": '{"q":"x"}'}]},
                 {"role": "tool", "content": '{"t": 21}', "tool_call_id": "w1", "tool_name": "weather",
                  "tool_arguments": {"city": "Porto"}},
                 {"role": "tool", "content": '{"h": 10}', "tool_call_id": "t1", "tool_name": "clock"},
+                {"role": "tool", "content": "[]", "tool_call_id": "s1", "tool_name": "search",
+                 "tool_arguments": {"q": "x"}},
             ])
             items = await RemstoreSession(sid, client).get_items()
-            calls = {it["call_id"]: json.loads(it["arguments"]) for it in items if it.get("type") == "function_call"}
-            assert calls == {"w1": {"city": "Porto"}, "t1": {"tz": "UTC"}}
+            texts = {it["call_id"]: it["arguments"] for it in items if it.get("type") == "function_call"}
+            assert texts["s1"] == '{"q":"x"}'
+            calls = {cid: json.loads(a) for cid, a in texts.items()}
+            assert calls == {"w1": {"city": "Porto"}, "t1": {"tz": "UTC"}, "s1": {"q": "x"}}
             pai = await client.load_pydantic_ai(sid)
             sent = {p.tool_call_id: p.args for m in pai for p in m.parts if p.part_kind == "tool-call"}
             assert sent == calls

@@ -154,8 +154,9 @@ def messages_to_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             for tc in r.get("tool_calls") or []:
                 name, args = _call_fields(tc)
                 answer = answers.get(str(tc.get("id")))
-                if answer is not None and answer.get("tool_arguments") is not None:
-                    args = answer["tool_arguments"]  # the tool row says otherwise: it wins (SPEC §5)
+                said = None if answer is None else answer.get("tool_arguments")
+                if said is not None and said != _arguments(args):
+                    args = said  # the tool row says otherwise: it wins (SPEC §5)
                 if tc.get("id") not in called:
                     call(str(tc.get("id")), name or "tool", args)
         elif role in ("system", "developer"):
