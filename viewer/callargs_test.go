@@ -37,7 +37,7 @@ func TestViewerDrawsTheArgumentsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
-		SignIn: func(string, string) (string, error) { return "alice", nil }, KeyOptional: true})
+		SignIn: func(string, string) (string, string, error) { return "alice", "user alice", nil }, KeyOptional: true})
 	if err != nil {
 		t.Fatal(err)
 	}
