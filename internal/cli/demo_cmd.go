@@ -106,7 +106,11 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 			fmt.Fprintf(w, "\ndone in %s\n", time.Since(start).Round(time.Millisecond))
 			self := selfCommand(os.Args[0])
 			if e.cfg.Sources[settings.KeyDB] == "flag" { // the same database, or the steps find nothing
-				self += " --db " + shellQuote(e.cfg.DatabaseURL)
+				if masked := settings.MaskURL(e.cfg.DatabaseURL); masked == e.cfg.DatabaseURL {
+					self += " --db " + shellQuote(e.cfg.DatabaseURL)
+				} else { // never a password on the screen: the user knows what they gave
+					self += " --db <the same --db>"
+				}
 			}
 			fmt.Fprintf(w, "\nnext, from this shell:\n  %s load --session-id %s --format pydantic-ai   # the history above, as JSON\n", self, session)
 			fmt.Fprintf(w, "  %s lookup %q\n", self, cut.EntityKey)
