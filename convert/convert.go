@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/visible"
 )
 
 // Options controls a conversion.
@@ -154,7 +155,10 @@ func (s *Stream) Add(m models.HistoryMessage) error {
 	}
 	pos := s.pos
 	s.pos++
-	if src, ok := sourceOf(&m); ok {
+	// A source is rebuilt when the row's view holds every part it sends;
+	// one stored before the view's rules that holds more is left out, and
+	// the row converts by its own fields, as a row without one.
+	if src, ok := sourceOf(&m); ok && !visible.OfSource(m, &src).Withholds(SourceKey) {
 		if err := s.flush(); err != nil {
 			return err
 		}

@@ -12,14 +12,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/visible"
 )
 
 // SourceKey is the message key (and metadata key) under which a message
 // decoded from pydantic-ai keeps what its row does not hold: the message
 // envelope (model name, usage, provider ids, finish reason, timestamps, run
 // id) and every part except the text the row's content carries. Stream uses
-// it to rebuild the messages pydantic-ai produced, part for part.
-const SourceKey = "pydantic_ai"
+// it to rebuild the messages pydantic-ai produced, part for part, when the
+// row's view (package visible) holds every part.
+const SourceKey = visible.PydanticAIKey
 
 // The part kinds of pydantic-ai 1.42 and 2.x. Kinds that map to a row are
 // handled by name in requestRows and responseRow; the others are kept whole
@@ -49,21 +51,9 @@ const MaxPydanticAIMessages = 10_000
 // textJoin separates the text parts of one response in its row's content.
 const textJoin = "\n\n"
 
-// source is the value of SourceKey on one row.
-type source struct {
-	// Message is the pydantic-ai message without its parts; only on the
-	// first row of a message.
-	Message map[string]json.RawMessage `json:"message,omitempty"`
-	// Parts are the parts this row carries, in order; those listed in
-	// FromRow have no content: it is the row's.
-	Parts []map[string]json.RawMessage `json:"parts"`
-	// FromRow lists the parts whose content is the row's content: one for a
-	// request part, every text part for a response (joined by textJoin).
-	FromRow []int `json:"from_row,omitempty"`
-	// Lens are the code point lengths of the FromRow parts when there are
-	// several, to split the row's content again.
-	Lens []int `json:"lens,omitempty"`
-}
+// source is the value of SourceKey on one row (visible.Source: the view
+// of a row reads it too).
+type source = visible.Source
 
 // Ingested is what DecodePydanticAI read: the history messages to store, in
 // order, and where each came from, so that an error about a row can name the

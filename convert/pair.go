@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/visible"
 )
 
 // Result is a tool message answering one call of a Turn.
@@ -29,10 +30,15 @@ type Result struct {
 // every model API refuses a call without its result, and the peer, which
 // knows calls only from results, shows none. Assistant is nil for tool
 // results with no assistant message before them.
+//
+// The messages Walk hands out carry the row's fields only, none of its
+// extra keys: what an adapter sends beyond them (reasoning) it takes from
+// View, the assistant message's view (visible.Of), and from nothing else.
 type Turn struct {
 	Assistant *models.HistoryMessage
 	Calls     []models.ToolCall
 	Results   []Result
+	View      visible.View // of Assistant; zero when it is nil
 }
 
 // Pair builds a Turn; first is the history position of tools[0], which
@@ -150,8 +156,12 @@ func WalkAll(history []models.HistoryMessage, fn func(i int, m *models.HistoryMe
 	return walk(history, 0, true, fn)
 }
 
-// walk is Walk and WalkAll; base is the history position of history[0].
-func walk(history []models.HistoryMessage, base int, all bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+// walk is Walk and WalkAll; base is the history position of stored[0].
+func walk(stored []models.HistoryMessage, base int, all bool, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {
+	history := make([]models.HistoryMessage, len(stored))
+	for i := range stored {
+		history[i] = bare(stored[i])
+	}
 	for i := 0; i < len(history); {
 		m := &history[i]
 		role := m.Role.Normalize()
@@ -178,6 +188,7 @@ func walk(history []models.HistoryMessage, base int, all bool, fn func(i int, m 
 			j++
 		}
 		t := pair(m, history[i+1:j], base+i+1, all)
+		t.View = visible.Of(stored[i])
 		if err := fn(base+i, m, &t); err != nil {
 			return err
 		}
@@ -230,4 +241,11 @@ func (w *Walker) Close() error {
 	clear(w.held)
 	w.held = w.held[:0]
 	return err
+}
+
+// bare is m with the row's fields only: an adapter sends nothing of its
+// extra keys but what the view holds.
+func bare(m models.HistoryMessage) models.HistoryMessage {
+	m.Extra = nil
+	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
+	"github.com/remstore/remstore/visible"
 )
 
 // Store is where a Go agent keeps its conversation. Load returns the
@@ -265,7 +266,22 @@ func ResultFor(answer models.HistoryMessage, callID, content string) (models.His
 // answer them) that every adapter maps.
 var Walk = convert.Walk
 
-// Reasoning returns the items of provider that m carries (ReasoningKey).
+// ReasoningFor is what an adapter for provider sends back beside turn's
+// answer: the reasoning of the answer's view (visible.Of), in the forms the
+// provider issued. A stored item the view withholds (free text, a part
+// that is not a thought) is an error naming it: the adapter refuses the
+// history rather than send what no view shows. i is the turn's position.
+func ReasoningFor(i int, t *convert.Turn, provider string) ([]visible.Reasoning, error) {
+	for _, w := range t.View.Withheld {
+		if visible.Under(w.Field, visible.ReasoningKey) {
+			return nil, Errorf(i, w.Field, "%s", w.Reason)
+		}
+	}
+	return t.View.ReasoningFor(provider), nil
+}
+
+// Reasoning returns the items of provider that m carries (ReasoningKey),
+// as stored. The adapters send ReasoningFor's, the view's, instead.
 func Reasoning(m *models.HistoryMessage, provider string) ([]json.RawMessage, error) {
 	raw, ok := m.ExtraRaw(sessionstore.ReasoningKey)
 	if !ok {

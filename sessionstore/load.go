@@ -17,6 +17,7 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/visible"
 )
 
 // storedRow is what history assembly needs of a messages row: exactly these
@@ -214,13 +215,15 @@ func (o LoadOptions) check() error {
 // returned beside an answer that the next request to the same provider must
 // carry back: Anthropic's thinking blocks, an OpenAI Responses reasoning
 // item, Gemini's thought parts. A list of {"provider": name, "item": JSON};
-// each adapter in sdk/ sends back its own provider's items and no other's.
-const ReasoningKey = "reasoning"
+// each adapter in sdk/ sends back its own provider's items and no other's,
+// in the forms package visible keeps (its provider's, checkable by it).
+const ReasoningKey = visible.ReasoningKey
 
 // AgentsSourceKey is the message key (and metadata key) under which the
 // Python client's OpenAI Agents SDK session keeps the SDK's input item a
-// row was made from, so get_items returns it as it was added.
-const AgentsSourceKey = "openai_agents"
+// row was made from, so get_items returns it as it was added. A load hands
+// it out only when the row's view (package visible) holds all of it.
+const AgentsSourceKey = visible.AgentsKey
 
 // Load returns the tenant's messages of the session in order, soft-deleted
 // rows left out, with long assistant messages compressed (SPEC §3-4). It
@@ -580,7 +583,7 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 	m := toHistory(r, o.Extras, o.Sources)
 	cutOnServer := r.Length >= 0
 	if !cutOnServer && (o.NoCompress || !comp.ShouldCompressOnLoad(m)) {
-		return m, true, nil
+		return withViewedItem(m), true, nil
 	}
 	key := r.Key
 	if key == "" && live >= 0 {
@@ -597,7 +600,25 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 	if err != nil {
 		return m, false, &models.FieldError{Index: live, Field: "content", Reason: err.Error()}
 	}
-	return m, true, nil
+	return withViewedItem(m), true, nil
+}
+
+// withViewedItem is m without its Agents SDK item when the row's view
+// withholds part of it (a row stored before the view's rules): the Python
+// client then hands the SDK the item the row's own fields make, which the
+// view shows. A stored item the view holds whole goes out as it is.
+func withViewedItem(m models.HistoryMessage) models.HistoryMessage {
+	at := -1
+	for k, f := range m.Extra {
+		if f.Key == AgentsSourceKey {
+			at = k
+		}
+	}
+	if at < 0 || !visible.Of(m).Withholds(AgentsSourceKey) {
+		return m
+	}
+	m.Extra = append(m.Extra[:at:at], m.Extra[at+1:]...)
+	return m
 }
 
 // cutFor is T when the load compresses (long answers are cut: past

@@ -1,8 +1,6 @@
 package sessionstore
 
 import (
-	"encoding/json"
-
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 )
@@ -91,11 +89,11 @@ var messageKeys = []keyRule{
 			}
 			return nil
 		}},
-	{MessageKey: MessageKey{convert.SourceKey, "`metadata.pydantic_ai`: the pydantic-ai message it came from, which must agree with the row"},
+	{MessageKey: MessageKey{convert.SourceKey, "`metadata.pydantic_ai`: the pydantic-ai message it came from, which must agree with the row; its files, thinking and other parts are in the row's view"},
 		extra: true, put: toMetadata, check: checkSource},
-	{MessageKey: MessageKey{AgentsSourceKey, "`metadata.openai_agents`: the Agents SDK item it came from, which must agree with the row"},
+	{MessageKey: MessageKey{AgentsSourceKey, "`metadata.openai_agents`: the Agents SDK item it came from, which must agree with the row; its images, files and hosted tools' output are in the row's view"},
 		extra: true, put: toMetadata, check: checkSource},
-	{MessageKey: MessageKey{ReasoningKey, "`metadata.reasoning`, on an assistant row"}, extra: true, put: toMetadata,
+	{MessageKey: MessageKey{ReasoningKey, "`metadata.reasoning`, on an assistant row, in forms its provider issued (signed thinking, encrypted content; no free text)"}, extra: true, put: toMetadata,
 		check: func(i int, m models.HistoryMessage, f models.Field, _ bool) error {
 			return checkReasoning(i, m.Role, f.Value)
 		}},
@@ -143,21 +141,16 @@ func checkIDString(i int, m models.HistoryMessage, f models.Field, _ bool) error
 
 // checkSource holds a source to its row (issue 42, M4): a pydantic-ai
 // message decoded again must give this row (skipped for the decoder's own
-// rows, decoded), an Agents SDK item mapped as the Python client maps it too.
+// rows, decoded). An Agents SDK item is held to its row by the row's view
+// (visible.Of, in validateBatch), which maps it as the Python client does.
 func checkSource(i int, m models.HistoryMessage, f models.Field, decoded bool) error {
 	if len(f.Value) == 0 || f.Value[0] != '{' {
 		return fieldErr(i, f.Key, "must be an object")
 	}
-	reason := ""
-	if f.Key == convert.SourceKey {
-		if !decoded {
-			reason = convert.CheckSource(m)
+	if f.Key == convert.SourceKey && !decoded {
+		if reason := convert.CheckSource(m); reason != "" {
+			return fieldErr(i, f.Key, "%s", reason)
 		}
-	} else {
-		reason = checkAgentsItem(m, json.RawMessage(f.Value))
-	}
-	if reason != "" {
-		return fieldErr(i, f.Key, "%s", reason)
 	}
 	return nil
 }

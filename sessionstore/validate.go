@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/visible"
 )
 
 // Limits on what one store call accepts. Content above MaxContentBytes is
@@ -147,6 +148,12 @@ func validateBatch(msgs []models.HistoryMessage, decoded bool) error {
 			if err := checkJSON(i, f.Key, f.Value, MaxToolArgsBytes); err != nil {
 				return err
 			}
+		}
+		// What a model would be sent that the row's view cannot show: a
+		// reasoning item in a form its provider did not issue, an Agents
+		// SDK item or a pydantic-ai part that is not the row's.
+		if err := visible.Of(m).Err(i); err != nil {
+			return err
 		}
 	}
 	return nil

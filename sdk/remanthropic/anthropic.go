@@ -46,19 +46,19 @@ func Messages(history []models.HistoryMessage, o Options) ([]anthropic.TextBlock
 		}
 		var blocks []anthropic.ContentBlockParamUnion
 		if t.Assistant != nil {
-			items, err := sdk.Reasoning(t.Assistant, Provider)
+			rs, err := sdk.ReasoningFor(i, t, Provider)
 			if err != nil {
-				return sdk.Errorf(i, "reasoning", "%v", err)
+				return err
 			}
-			for j, raw := range items {
-				b, err := thinkingBlock(raw)
-				if err != nil {
-					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item", j), "%v", err)
+			for _, r := range rs {
+				if r.Kind == "redacted_thinking" {
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(r.Seal))
+				} else {
+					blocks = append(blocks, anthropic.NewThinkingBlock(r.Seal, r.Text))
 				}
-				blocks = append(blocks, b)
 			}
-			if t.Assistant.Content != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(t.Assistant.Content))
+			if t.View.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(t.View.Text))
 			}
 		}
 		for _, c := range t.Calls {
@@ -79,29 +79,10 @@ func Messages(history []models.HistoryMessage, o Options) ([]anthropic.TextBlock
 	return system, out, err
 }
 
-// thinkingBlock sends a kept thinking or redacted thinking block back.
-func thinkingBlock(raw json.RawMessage) (anthropic.ContentBlockParamUnion, error) {
-	var b struct {
-		Type      string  `json:"type"`
-		Thinking  *string `json:"thinking"`
-		Signature string  `json:"signature"`
-		Data      string  `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return anthropic.ContentBlockParamUnion{}, fmt.Errorf("not a block: %v", err)
-	}
-	switch {
-	case b.Type == "thinking" && b.Thinking != nil:
-		return anthropic.NewThinkingBlock(b.Signature, *b.Thinking), nil
-	case b.Type == "redacted_thinking":
-		return anthropic.NewRedactedThinkingBlock(b.Data), nil
-	}
-	return anthropic.ContentBlockParamUnion{}, fmt.Errorf("%q is not a thinking block", b.Type)
-}
-
 // FromMessage is the assistant message to store for a response: its text,
 // its tool_use blocks as tool calls (input kept as the JSON the model
-// wrote), its thinking blocks whole, the model and usage.
+// wrote), its thinking blocks as Anthropic signed them (type, thinking,
+// signature; redacted ones by their data), the model and usage.
 func FromMessage(r *anthropic.Message) (models.HistoryMessage, error) {
 	if r == nil {
 		return models.HistoryMessage{}, sdk.Errorf(-1, "content", "no message")
@@ -117,8 +98,16 @@ func FromMessage(r *anthropic.Message) (models.HistoryMessage, error) {
 				return models.HistoryMessage{}, sdk.Errorf(-1, at("citations"), "citations are not kept")
 			}
 			texts = append(texts, b.Text)
-		case "thinking", "redacted_thinking":
-			reasoning = append(reasoning, json.RawMessage(b.RawJSON()))
+		case "thinking":
+			// Kept with its signature, which covers the text (package
+			// visible); Anthropic signs every thinking block it sends.
+			if b.Signature != "" {
+				item, _ := json.Marshal(map[string]string{"type": b.Type, "thinking": b.Thinking, "signature": b.Signature})
+				reasoning = append(reasoning, item)
+			}
+		case "redacted_thinking":
+			item, _ := json.Marshal(map[string]string{"type": b.Type, "data": b.Data})
+			reasoning = append(reasoning, item)
 		case "tool_use":
 			call := models.ToolCall{ID: b.ID, Name: b.Name, Arguments: strings.TrimSpace(string(b.Input))}
 			if err := call.Check(); err != nil {

@@ -2,6 +2,7 @@ package remgenai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -64,32 +65,23 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 		var textSig []byte
 		callSig := map[int][]byte{}
 		if t.Assistant != nil {
-			raws, err := sdk.Reasoning(t.Assistant, Provider)
+			rs, err := sdk.ReasoningFor(i, t, Provider)
 			if err != nil {
-				return sdk.Errorf(i, "reasoning", "%v", err)
+				return err
 			}
-			for j, raw := range raws {
-				var it item
-				if err := json.Unmarshal(raw, &it); err != nil {
-					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item", j), "not a genai reasoning item")
-				}
-				switch it.On {
-				case "thought":
-					var p genai.Part
-					if err := json.Unmarshal(it.Part, &p); err != nil {
-						return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item.part", j), "not a genai part")
-					}
-					parts = append(parts, &p)
-				case "text":
-					textSig = it.Signature
-				case "call":
-					callSig[it.Call] = it.Signature
-				default:
-					return sdk.Errorf(i, fmt.Sprintf("reasoning[%d].item.on", j), "%q is not thought, text or call", it.On)
+			for _, r := range rs {
+				sig, _ := base64.StdEncoding.DecodeString(r.Seal) // the view holds base64 only
+				switch {
+				case r.Kind == "thought":
+					parts = append(parts, &genai.Part{Thought: true, Text: r.Text, ThoughtSignature: sig})
+				case r.On == "text":
+					textSig = sig
+				case r.On == "call":
+					callSig[r.Call] = sig
 				}
 			}
-			if t.Assistant.Content != "" {
-				p := genai.NewPartFromText(t.Assistant.Content)
+			if t.View.Text != "" {
+				p := genai.NewPartFromText(t.View.Text)
 				p.ThoughtSignature = textSig
 				parts = append(parts, p)
 			}
@@ -176,8 +168,8 @@ func ToolResult(c models.ToolCall, resp map[string]any) (models.HistoryMessage, 
 }
 
 // FromResponse is the assistant message to store for the first candidate:
-// its text, its function calls, its thoughts and thought signatures, the
-// model and usage.
+// its text, its function calls, its signed thoughts and thought
+// signatures (an unsigned thought is not kept), the model and usage.
 func FromResponse(r *genai.GenerateContentResponse) (models.HistoryMessage, error) {
 	if r == nil || len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
 		return models.HistoryMessage{}, sdk.Errorf(-1, "candidates", "the response has no candidate content")
@@ -195,8 +187,13 @@ func FromResponse(r *genai.GenerateContentResponse) (models.HistoryMessage, erro
 		case p == nil:
 			return models.HistoryMessage{}, sdk.Errorf(-1, at("part"), "null part")
 		case p.Thought:
-			b, _ := json.Marshal(p)
-			add(item{On: "thought", Part: b})
+			// A thought is kept with its signature, as the thought part
+			// Gemini sent (package visible); an unsigned thought summary
+			// is display text Gemini does not need back, and is not kept.
+			if len(p.ThoughtSignature) > 0 {
+				b, _ := json.Marshal(&genai.Part{Thought: true, Text: p.Text, ThoughtSignature: p.ThoughtSignature})
+				add(item{On: "thought", Part: b})
+			}
 		case p.FunctionCall != nil:
 			fc := p.FunctionCall
 			args, err := json.Marshal(fc.Args)

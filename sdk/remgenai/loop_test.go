@@ -3,6 +3,7 @@ package remgenai_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"google.golang.org/genai"
@@ -36,7 +37,9 @@ func config(system *genai.Content) *genai.GenerateContentConfig {
 }
 
 // memory is the agent on genai with thoughts, the history as the SDK's
-// own []*genai.Content (the candidate's content appended as it came).
+// own []*genai.Content: the candidate's content appended as it came, less
+// its unsigned thought summaries (display text; a history keeps a thought
+// only with its signature, package visible).
 func memory(client *genai.Client) agenttest.Memory {
 	return func(ctx context.Context) error {
 		system := genai.NewContentFromText(agenttest.System, genai.RoleUser)
@@ -48,7 +51,9 @@ func memory(client *genai.Client) agenttest.Memory {
 				if err != nil {
 					return err
 				}
-				contents = append(contents, resp.Candidates[0].Content)
+				content := *resp.Candidates[0].Content
+				content.Parts = slices.DeleteFunc(slices.Clone(content.Parts), func(p *genai.Part) bool { return p.Thought && len(p.ThoughtSignature) == 0 })
+				contents = append(contents, &content)
 				var parts []*genai.Part
 				for _, c := range resp.FunctionCalls() {
 					args, _ := jsonText(c.Args)

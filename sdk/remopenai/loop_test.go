@@ -88,8 +88,9 @@ func responsesTools() []responses.ToolUnionParam {
 }
 
 // responsesMemory is the agent on the Responses API, its items kept by
-// hand in memory (reasoning items as they came, text, function calls and
-// their outputs).
+// hand in memory (reasoning items by id and encrypted content, their
+// summary text left out as a history leaves it out, package visible; text,
+// function calls and their outputs).
 func responsesMemory(client openai.Client) agenttest.Memory {
 	return func(ctx context.Context) error {
 		input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage(agenttest.System, responses.EasyInputMessageRoleSystem)}
@@ -106,7 +107,9 @@ func responsesMemory(client openai.Client) agenttest.Memory {
 				for _, it := range resp.Output {
 					switch it.Type {
 					case "reasoning":
-						r := it.AsReasoning().ToParam()
+						rs := it.AsReasoning()
+						r := responses.ResponseReasoningItemParam{ID: rs.ID, Summary: []responses.ResponseReasoningItemSummaryParam{},
+							EncryptedContent: openai.String(rs.EncryptedContent)}
 						input = append(input, responses.ResponseInputItemUnionParam{OfReasoning: &r})
 					case "message":
 						for _, c := range it.Content {

@@ -14,9 +14,9 @@ import (
 
 // InputItems is the history as Responses input items: user and system
 // messages as easy input messages, an assistant message as its reasoning
-// items (kept from the response, sent back as they came), its text as an
-// assistant message and its calls as function_call items, each result as a
-// function_call_output. Options.System belongs in the request's
+// items (their id and encrypted content, as the response gave them), its
+// text as an assistant message and its calls as function_call items, each
+// result as a function_call_output. Options.System belongs in the request's
 // Instructions; here it is sent as a first system message.
 func InputItems(history []models.HistoryMessage, o Options) (responses.ResponseInputParam, error) {
 	out := make(responses.ResponseInputParam, 0, len(history)+1)
@@ -32,19 +32,21 @@ func InputItems(history []models.HistoryMessage, o Options) (responses.ResponseI
 			return nil
 		}
 		if t.Assistant != nil {
-			items, err := sdk.Reasoning(t.Assistant, Provider)
+			rs, err := sdk.ReasoningFor(i, t, Provider)
 			if err != nil {
-				return sdk.Errorf(i, "reasoning", "%v", err)
+				return err
 			}
-			for j, raw := range items {
-				var r responses.ResponseReasoningItemParam
-				if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" {
-					return sdk.Errorf(i, field("reasoning", j, "item"), "not a Responses reasoning item")
+			for _, v := range rs {
+				// By its id and the encrypted content OpenAI issued; the
+				// summary is display text, sent back empty.
+				r := responses.ResponseReasoningItemParam{ID: v.ID, Summary: []responses.ResponseReasoningItemSummaryParam{}}
+				if v.Seal != "" {
+					r.EncryptedContent = openai.String(v.Seal)
 				}
 				out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &r})
 			}
-			if t.Assistant.Content != "" {
-				out = append(out, responses.ResponseInputItemParamOfMessage(t.Assistant.Content, responses.EasyInputMessageRoleAssistant))
+			if t.View.Text != "" {
+				out = append(out, responses.ResponseInputItemParamOfMessage(t.View.Text, responses.EasyInputMessageRoleAssistant))
 			}
 		}
 		for _, c := range t.Calls {
@@ -60,8 +62,9 @@ func InputItems(history []models.HistoryMessage, o Options) (responses.ResponseI
 }
 
 // FromResponse is the assistant message to store for a response: the text
-// of its message items, its function calls, its reasoning items kept whole
-// (ReasoningKey, provider "openai"), the model and usage. Any other output
+// of its message items, its function calls, its reasoning items by id and
+// encrypted content, without their summary text (ReasoningKey, provider
+// "openai"), the model and usage. Any other output
 // item (a built-in tool's call) is refused, naming it.
 func FromResponse(r *responses.Response) (models.HistoryMessage, error) {
 	if r == nil {
@@ -88,7 +91,16 @@ func FromResponse(r *responses.Response) (models.HistoryMessage, error) {
 			}
 			m.ToolCalls = append(m.ToolCalls, call)
 		case "reasoning":
-			reasoning = append(reasoning, json.RawMessage(it.RawJSON()))
+			// What OpenAI issued and checks: the id and the encrypted
+			// content (package visible). The summary is free text the
+			// provider does not check; it is not kept.
+			r := it.AsReasoning()
+			item := map[string]any{"type": "reasoning", "id": r.ID, "summary": []any{}}
+			if r.EncryptedContent != "" {
+				item["encrypted_content"] = r.EncryptedContent
+			}
+			b, _ := json.Marshal(item)
+			reasoning = append(reasoning, b)
 		default:
 			return models.HistoryMessage{}, sdk.Errorf(-1, field("output", j, "type"), "%q items are not kept; only message, function_call and reasoning", it.Type)
 		}

@@ -8,7 +8,15 @@ Each SDK item becomes one remstore message, the item itself kept beside it
     assistant message                  -> assistant row, its text (cut when long)
     function_call                      -> assistant row, no text, tool_calls
     function_call_output               -> tool row: call id, name, arguments
-    any other item (reasoning, ...)    -> assistant row, no text
+    reasoning                          -> assistant row, no text; the item without its summary text
+    any other item (a hosted tool, ...) -> assistant row, no text
+
+A reasoning item is kept as OpenAI issued it and checks it, by its id and
+encrypted content: its summary is free text the provider does not check, and
+a store refuses it (the row's view would not show what the model is sent), so
+it is stored, and given back, with an empty summary. What else an item sends
+(an image or file beside a message's text, a hosted tool's output) is shown
+by the row's view in the viewer.
 
 Rows written by other writers (the Python service, plain dicts) come back as the SDK
 items they mean; a tool result whose call was never stored gets one. A call stored
@@ -108,6 +116,10 @@ def item_to_message(item: Any, calls: dict[str, tuple[str, Any]] | None = None) 
         msg = {"role": "tool", "content": out if isinstance(out, str) else _text(out), "tool_call_id": cid}
         if cid in calls:
             msg["tool_name"], msg["tool_arguments"] = calls[cid]
+    elif kind == "reasoning":
+        it["summary"] = []
+        it.pop("content", None)
+        msg = {"role": "assistant", "content": ""}
     else:
         msg = {"role": "assistant", "content": ""}
     msg[ITEM_KEY] = it
