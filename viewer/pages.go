@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/visible"
 )
 
 // msgView is one message of the session page.
@@ -40,9 +42,16 @@ type msgView struct {
 	// Tool fields: a tool message is drawn as the call remstore synthesizes
 	// and the return it answers.
 	ToolCallID, ToolName, ToolArgs string
-	Calls                          []callView // typed tool calls of an assistant message (--extras)
-	Compaction                     bool
-	ReplacesBefore                 int
+	// What else the row's view (package visible) holds, which the
+	// history view draws whole: what a model may be sent for the row.
+	Calls     []callView      // an assistant message's tool calls
+	Media     []mediaView     // images, documents, audio, video, files
+	Reasoning []reasoningView // what a provider issued beside the answer
+	Other     []otherView     // what a kept source or item adds, whole
+	Withheld  []visible.Withheld
+
+	Compaction     bool
+	ReplacesBefore int
 	// What it cost and who made it (usage, author, model: stored extras).
 	In, Out       int
 	Author, Model string
@@ -83,6 +92,57 @@ func (u *usageTotals) add(in, out int, model string) {
 }
 
 type callView struct{ ID, Name, Args string }
+
+// mediaView is one file a model is sent: by link, provider file id, or
+// bytes (their size and type only are drawn).
+type mediaView struct {
+	From, Kind, URL, FileID, MediaType, Name string
+	Bytes                                    int // -1: by link or id
+}
+
+// reasoningView is one reasoning item: its text, when the model is sent
+// one, and the provider's seal, shortened.
+type reasoningView struct {
+	From, Provider, Kind, Text, Seal, ID string
+	SealLen                              int
+}
+
+type otherView struct{ From, Kind, JSON string }
+
+// viewParts fills mv's view-only fields from the row's view.
+func viewParts(mv *msgView, v visible.View) {
+	for _, c := range v.Calls {
+		mv.Calls = append(mv.Calls, callView{ID: c.ID, Name: c.Name, Args: pretty(json.RawMessage(c.Arguments))})
+	}
+	for _, m := range v.Media {
+		mv.Media = append(mv.Media, mediaView{From: m.From, Kind: m.Kind, URL: m.URL, FileID: m.FileID,
+			MediaType: m.MediaType, Name: m.Name, Bytes: dataBytes(m)})
+	}
+	for _, r := range v.Reasoning {
+		seal := r.Seal
+		if n := utf8.RuneCountInString(seal); n > 24 {
+			seal = string([]rune(seal)[:24]) + "…"
+		}
+		mv.Reasoning = append(mv.Reasoning, reasoningView{From: r.From, Provider: r.Provider, Kind: r.Kind, Text: r.Text,
+			Seal: seal, SealLen: len(r.Seal), ID: r.ID})
+	}
+	for _, o := range v.Other {
+		mv.Other = append(mv.Other, otherView{From: o.From, Kind: o.Kind, JSON: pretty(o.JSON)})
+	}
+	mv.Withheld = v.Withheld
+}
+
+// dataBytes is the size of a file sent as bytes (base64 as stored), -1
+// for one sent by link or id.
+func dataBytes(m visible.Media) int {
+	if m.Data == "" {
+		return -1
+	}
+	if b, err := base64.StdEncoding.DecodeString(m.Data); err == nil {
+		return len(b)
+	}
+	return len(m.Data)
+}
 
 // bar is a horizontal bar drawn in SVG (attributes, not inline style, so the
 // CSP needs no 'unsafe-inline'): Fill of Width, with a tick at Mark.
@@ -343,11 +403,10 @@ func messageView(i int, m models.HistoryMessage, t, replaces int, isSummary bool
 	if m.Role == models.RoleTool {
 		mv.Content = prettyText(m.Content)
 	}
-	for _, f := range m.Extra {
-		if f.Key == "tool_calls" {
-			mv.Calls = toolCalls(f.Value)
-		}
+	if len(m.ToolArguments) > 0 {
+		mv.ToolArgs = pretty(m.ToolArguments)
 	}
+	viewParts(&mv, visible.Of(m))
 	mv.TraceID, _ = m.ExtraString("trace_id")
 	mv.SpanID, _ = m.ExtraString("span_id")
 	if b, err := json.Marshal(m); err == nil {
@@ -478,30 +537,6 @@ func sizeBar(stored, sent int) bar {
 func splitCut(content, key string) (head, marker, tail string) {
 	head, marker, tail, _ = compressor.SplitHint(content, key)
 	return head, marker, tail
-}
-
-func toolCalls(raw json.RawMessage) []callView {
-	var calls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(raw, &calls) != nil {
-		return []callView{{Args: string(raw)}}
-	}
-	out := make([]callView, len(calls))
-	for i, c := range calls {
-		name, args := c.Function.Name, c.Function.Arguments
-		if name == "" {
-			name, args = c.Name, c.Args
-		}
-		out[i] = callView{ID: c.ID, Name: name, Args: pretty(args)}
-	}
-	return out
 }
 
 // pretty indents JSON (a JSON string holding JSON is shown decoded).
