@@ -2,10 +2,13 @@ package sessionstore_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"testing/quick"
 
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/viewtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
@@ -131,4 +134,36 @@ func TestLoadHandsOutOnlyItemsTheViewHolds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The property for the Agents SDK's path: an item a load hands out holds
+// nothing the row's view does not show (each text, link, file, output or
+// argument of the item is a field of the view, or a line of its text; an
+// item's ids, types, roles and statuses are its shape), for random rows,
+// honest and hostile, stored before the store's rules or since.
+func TestAgentsItemsHandOutOnlyTheView(t *testing.T) {
+	check := func(seed1, seed2 uint64) bool {
+		g := viewtest.Gen{R: rand.New(rand.NewPCG(seed1, seed2))}
+		for _, m := range g.History() {
+			if _, has := m.ExtraRaw(sessionstore.AgentsSourceKey); !has {
+				continue
+			}
+			out := sessionstore.HandOutItem(m)
+			raw, kept := out.ExtraRaw(sessionstore.AgentsSourceKey)
+			if !kept {
+				continue
+			}
+			d := viewtest.Of([]models.HistoryMessage{m}, func(s string) string { return s })
+			for _, s := range viewtest.LeavesBut(raw, "id", "type", "role", "status") {
+				if !d[s] {
+					t.Errorf("a load hands the Agents SDK %q, which the view does not show: %s", s, raw)
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if err := quick.Check(check, &quick.Config{MaxCount: 3000}); err != nil {
+		t.Error(err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/google/uuid"
+	"github.com/remstore/remstore/models"
 )
 
 // ServerCuts counts the rows of a compressed load that the database cut
@@ -102,3 +103,7 @@ func LoadsByRange(s *Store, key string, o LoadOptions) (bool, error) {
 	p, err := s.loadPlan(context.Background(), sid, o)
 	return p.taken == nil && p.keptID != uuid.Nil && p.summaryID != uuid.Nil, err
 }
+
+// HandOutItem is what a load makes of a row's Agents SDK item (tests only:
+// the property that it hands out only what the row's view holds).
+func HandOutItem(m models.HistoryMessage) models.HistoryMessage { return withViewedItem(m) }

@@ -48,7 +48,7 @@ func TestArchitecture(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	helper := regexp.MustCompile(`^(internal/(dbtest|fakellm|faulttest|badinput|agenttest|memtest|cmd/.*)|fixtures|examples/.*)$`)
+	helper := regexp.MustCompile(`^(internal/(dbtest|fakellm|faulttest|badinput|agenttest|memtest|viewtest|cmd/.*)|fixtures|examples/.*)$`)
 	seen := map[string]bool{}
 	for dec.More() {
 		var p struct {
