@@ -181,21 +181,8 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 	if st.Workers == 0 {
 		return nil, errors.New("distribute: the Citus coordinator has no active worker nodes (citus_add_node)")
 	}
-	if st.Tables[0].Type == "local" || st.Tables[1].Type == "local" {
-		// Citus keeps no foreign key from a local table into a distributed
-		// one (the peer's full schema has such tables): say which, before
-		// anything changes.
-		var refs []string
-		err := db.NewRaw(`SELECT conrelid::regclass::text || '.' || conname || ' -> ' || confrelid::regclass::text
-			FROM pg_constraint WHERE contype = 'f'
-			AND confrelid IN (to_regclass('sessions'), to_regclass('messages'))
-			AND conrelid NOT IN (to_regclass('sessions'), to_regclass('messages')) ORDER BY 1`).Scan(ctx, &refs)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("distribute: foreign keys: %w", err)
-		}
-		if len(refs) > 0 {
-			return nil, fmt.Errorf("distribute: other tables have foreign keys into sessions or messages (%s); Citus cannot keep a foreign key from a local table into a distributed one: distribute those tables by session too, or drop the keys", strings.Join(refs, ", "))
-		}
+	if err := checkForeignKeys(ctx, db, st); err != nil {
+		return nil, err
 	}
 	var steps []string
 	exec := func(ctx context.Context, tx bun.IDB, step, q string, args ...any) error {
@@ -283,6 +270,28 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 		steps = append(steps, "distribute "+migrations.StoreFunction+" by its session")
 	}
 	return steps, nil
+}
+
+// checkForeignKeys says which tables hold foreign keys into sessions or
+// messages while either is still local, before anything changes: Citus
+// keeps no foreign key from a local table into a distributed one (the
+// peer's full schema has such tables).
+func checkForeignKeys(ctx context.Context, db *repository.DB, st State) error {
+	if st.Tables[0].Type != "local" && st.Tables[1].Type != "local" {
+		return nil
+	}
+	var refs []string
+	err := db.NewRaw(`SELECT conrelid::regclass::text || '.' || conname || ' -> ' || confrelid::regclass::text
+		FROM pg_constraint WHERE contype = 'f'
+		AND confrelid IN (to_regclass('sessions'), to_regclass('messages'))
+		AND conrelid NOT IN (to_regclass('sessions'), to_regclass('messages')) ORDER BY 1`).Scan(ctx, &refs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("distribute: foreign keys: %w", err)
+	}
+	if len(refs) > 0 {
+		return fmt.Errorf("distribute: other tables have foreign keys into sessions or messages (%s); Citus cannot keep a foreign key from a local table into a distributed one: distribute those tables by session too, or drop the keys", strings.Join(refs, ", "))
+	}
+	return nil
 }
 
 // widenKeys makes table's primary key and unique indexes include col, as
