@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS remstore_sessions_tenant;
