@@ -27,7 +27,7 @@ import (
 // scripts — new sessions, caller ids, full and partial retries, ids taken,
 // another tenant's sessions, soft-deleted, completed and NULL-status
 // sessions, the peer's rows in between, lifecycle messages into closed
-// sessions — runs each through every writer and requires the same result of
+// sessions, per-user limits met — runs each through every writer and requires the same result of
 // every call and the same rows, column by column. TestDifferentialCatchesMutants
 // shows it fails when a writer's rule is changed.
 
@@ -114,7 +114,8 @@ var cases = []string{"new session", "append", "full retry", "partial retry", "id
 	"soft-deleted session undeleted", "NULL-status session written", "NULL-tenant session refused",
 	"closed session refused", "lifecycle message", "peer rows before",
 	"first write counts the rows", "peer rows after the last write", "last written row deleted, recounted",
-	"guard held", "guard refused", "id reused with another text", "resend into a deleted session, left deleted"}
+	"guard held", "guard refused", "id reused with another text", "resend into a deleted session, left deleted",
+	"messages limit reached", "sessions limit reached"}
 
 // A changed rule in either writer is caught: each mutant of the store
 // function (installed in a database of its own) and of the Go writer's
@@ -135,6 +136,9 @@ func TestDifferentialCatchesMutants(t *testing.T) {
 		{"a guard counts removed messages", "m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "m.tenant_id = p_tenant\n\t\t\tORDER BY"},
 		{"a resend is refused by its own guard", "IF v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN", "IF p_expect IS NULL AND v_existing IS NOT NULL AND jsonb_array_length(v_existing) = jsonb_array_length(p_rows) THEN"},
 		{"a guard reads another tenant's rows", "WHERE m.session_id = p_session AND m.tenant_id = p_tenant AND m.deleted_at IS NULL\n\t\t\tORDER BY", "WHERE m.session_id = p_session AND m.deleted_at IS NULL\n\t\t\tORDER BY"},
+		{"a session past the session limit is made", "IF v_held + 1 > p_max_sessions THEN", "IF v_held > p_max_sessions THEN"},
+		{"a session's messages may reach one past the limit", "v_n + v_held > p_max_messages THEN", "v_n + v_held > p_max_messages + 1 THEN"},
+		{"the message limit counts what a call resends", "v_held := jsonb_array_length(p_rows) - COALESCE(jsonb_array_length(v_existing), 0);", "v_held := jsonb_array_length(p_rows);"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -168,10 +172,15 @@ type step struct {
 type script struct {
 	seed  uint64
 	steps []step
+	// limits are every store's of the script (none in half of them).
+	limits Limits
 }
 
 func (sc script) String() string {
 	var b strings.Builder
+	if sc.limits != (Limits{}) {
+		fmt.Fprintf(&b, "  limits: %d messages a session, %d sessions a user\n", sc.limits.SessionMessages, sc.limits.Sessions)
+	}
 	for i, s := range sc.steps {
 		fmt.Fprintf(&b, "  %2d %s %s %s", i, s.op, s.tenant, s.session)
 		if s.user != "" {
@@ -202,6 +211,10 @@ func (sc script) String() string {
 func newScript(seed uint64) script {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	sc := script{seed: seed}
+	// Limits from a generator of their own: the steps stay as they were.
+	if lr := rand.New(rand.NewPCG(seed, 0x11a)); lr.IntN(2) == 0 {
+		sc.limits = Limits{SessionMessages: 2 + lr.IntN(8), Sessions: lr.IntN(3)}
+	}
 	tenants := []string{fmt.Sprintf("A%d", seed), fmt.Sprintf("B%d", seed)}
 	sessions := []string{"chat",
 		uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "shared-%d-1", seed)).String(),
@@ -339,7 +352,7 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 		if s, ok := stores[tenant]; ok {
 			return s
 		}
-		s, err := New(w.db, Options{UserID: tenant, TruncateLength: 10, Now: tick, Retries: -1})
+		s, err := New(w.db, Options{UserID: tenant, TruncateLength: 10, Now: tick, Retries: -1, Limits: sc.limits})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,6 +446,8 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 				cov["another tenant's session"]++
 			case errors.Is(err, ErrSessionNotActive):
 				cov["closed session refused"]++
+			case errors.As(err, new(*LimitError)):
+				cov[map[string]string{"messages": "messages limit reached", "session_id": "sessions limit reached"}[Classify(err).Field]]++
 			}
 			if err == nil && ss.deleted && res.Existing == len(s.msgs) {
 				cov["resend into a deleted session, left deleted"]++
@@ -553,6 +568,9 @@ func errClass(t *testing.T, w writer, err error) string {
 	}
 	if fe, ok := models.AsFieldError(err); ok {
 		return fmt.Sprintf("%s(%s: %s)", c.Code, c.Field, fe.Reason)
+	}
+	if le := new(LimitError); errors.As(err, &le) {
+		return fmt.Sprintf("%s(%s: %s)", c.Code, c.Field, le.Msg)
 	}
 	return c.Code
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // pgDriver writes a store call in one statement (the store function,
-// repository/migrations/sql/functions/store_batch_v7.sql:
+// repository/migrations/sql/functions/store_batch_v8.sql:
 // one round trip, all or nothing, also inside a caller's transaction) and
 // reads through pgx natively when the store runs on a pool: $n parameters
 // and pgx's statement cache let the server parse and plan the hot reads once
@@ -60,12 +60,15 @@ type storeParams struct {
 	Check         bool      `sql:"check"`
 	AllowInactive bool      `sql:"allow_inactive"`
 	Expect        *string   `sql:"expect"`
+	MaxMessages   int       `sql:"max_messages"`
+	MaxSessions   int       `sql:"max_sessions"`
 }
 
 // storeStatement calls the store function in PostgreSQL's named notation.
 var storeStatement = repository.NewNamed[storeParams]("SELECT status, first_index, existing, keys, last FROM " + migrations.StoreFunction +
 	`(p_session => @session, p_lock => @lock, p_name => @name, p_user => @user, p_tenant => @tenant, p_now => @now,
-	p_rows => @rows, p_check => @check, p_allow_inactive => @allow_inactive, p_expect => @expect)`)
+	p_rows => @rows, p_check => @check, p_allow_inactive => @allow_inactive, p_expect => @expect,
+	p_max_messages => @max_messages, p_max_sessions => @max_sessions)`)
 
 // storeCall is the store function's arguments for p.
 func storeCall(s *Store, p *writePlan) (*storeParams, error) {
@@ -83,7 +86,8 @@ func storeCall(s *Store, p *writePlan) (*storeParams, error) {
 		expect = &p.expect
 	}
 	return &storeParams{Session: p.sid, Lock: lockKey(p.sid), Name: p.name, User: p.userID, Tenant: s.userID, Now: p.now,
-		Rows: string(payload), Check: p.check, AllowInactive: p.allowInactive, Expect: expect}, nil
+		Rows: string(payload), Check: p.check, AllowInactive: p.allowInactive, Expect: expect,
+		MaxMessages: p.limits.SessionMessages, MaxSessions: p.limits.Sessions}, nil
 }
 
 // writeFunction is one store call, one statement: on the pool a statement
@@ -240,7 +244,12 @@ func pgxArgs(mode pgx.QueryExecMode, args []any) []any {
 }
 
 func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(sid)); err != nil {
+	// The advisory lock, and the session's row, where it lives: on Citus
+	// the store function takes its advisory lock on the session's worker,
+	// not here, and its first row lock is this row's (its upsert, or with
+	// a limit set its check), so a delete, pop or clear locking it first
+	// waits for a store instead of deadlocking with it.
+	if _, err := lockSession(ctx, BunTx(tx), sid); err != nil {
 		return err
 	}
 	// What runs under the lock (a pop, a clear, a delete) reads one end of
@@ -249,14 +258,7 @@ func (pgDriver) lock(ctx context.Context, tx bun.IDB, sid uuid.UUID) error {
 	// table's average, or from statistics older than the fill) got a
 	// bitmap scan of every row and a sort for the last one: 200 ms a pop
 	// at 100,000 messages. Without sorts the index's order is the plan.
-	if _, err := tx.ExecContext(ctx, "SET LOCAL enable_sort = off; SET LOCAL jit = off"); err != nil {
-		return err
-	}
-	// And the session's row, where it lives: on Citus the store function
-	// takes its advisory lock on the session's worker, not here, and its
-	// first row lock is this row's (its upsert), so a delete, pop or clear
-	// locking it first waits for a store instead of deadlocking with it.
-	_, err := tx.ExecContext(ctx, "SELECT 1 FROM sessions WHERE id = ? FOR UPDATE", sid)
+	_, err := tx.ExecContext(ctx, "SET LOCAL enable_sort = off; SET LOCAL jit = off")
 	return err
 }
 

@@ -44,7 +44,7 @@ func (sqliteDriver) lock(context.Context, bun.IDB, uuid.UUID) error { return nil
 
 // writeGo is a store call inside tx, step by step: the Go writer, for the
 // databases without the store function. Its steps, outcomes and rows are
-// those of the store function (store_batch_v7.sql), which the differential
+// those of the store function (store_batch_v8.sql), which the differential
 // test (differential_test.go) checks on random scripts; lock takes the
 // session's write lock where the database has one.
 func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(context.Context, bun.IDB, uuid.UUID) error) (writeOutcome, error) {
@@ -53,6 +53,18 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	}
 	out, done, err := precheck(ctx, tx, s, p)
 	if done || err != nil {
+		return out, err
+	}
+	// The limits, and the session counted, before anything is written.
+	q := BunTx(tx)
+	if err := p.limits.checkNewSession(ctx, q, p.sid, s.userID); err != nil {
+		return out, err
+	}
+	first, kept, err := nextPosition(ctx, q, p.sid, s.userID)
+	if err != nil {
+		return out, fmt.Errorf("read session position: %w", err)
+	}
+	if err := p.limits.messages().check(first, len(p.rows)-len(out.existing)); err != nil {
 		return out, err
 	}
 	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
@@ -79,10 +91,6 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	}
 	var last dbTime
 	if err := tx.NewRaw(`SELECT MAX(created_at) FROM messages WHERE session_id = ?`, p.sid).Scan(ctx, &last); err != nil {
-		return out, fmt.Errorf("read session position: %w", err)
-	}
-	first, kept, err := nextPosition(ctx, tx, p.sid, s.userID)
-	if err != nil {
 		return out, fmt.Errorf("read session position: %w", err)
 	}
 	out.first = first
@@ -194,22 +202,20 @@ func lastLive(ctx context.Context, tx bun.IDB, sid uuid.UUID, tenant string) (st
 }
 
 // nextPosition is the position of the tenant's next row in session sid, as
-// the store function finds it (store_batch_v7.sql): the kept count (other
+// the store function finds it (store_batch_v8.sql): the kept count (other
 // writers' rows are added to it as they arrive, migration 14), or the rows
 // counted once when there is no usable count; kept says which.
-func nextPosition(ctx context.Context, tx bun.Tx, sid uuid.UUID, tenant string) (n int, kept bool, err error) {
-	var count sql.NullInt64
-	var lastID string
-	err = tx.NewRaw(`SELECT c.n, m.id FROM `+migrations.PositionsTable+` c
+func nextPosition(ctx context.Context, q LimitTx, sid uuid.UUID, tenant string) (n int, kept bool, err error) {
+	err = q.QueryRow(ctx, `SELECT c.n FROM `+migrations.PositionsTable+` c
 		JOIN messages m ON m.session_id = ? AND m.id = c.last_id AND m.tenant_id = ?
-		WHERE c.session_id = ? AND c.tenant_id = ?`, sid, tenant, sid, tenant).Scan(ctx, &count, &lastID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		WHERE c.session_id = ? AND c.tenant_id = ?`, []any{sid, tenant, sid, tenant}, &n)
+	if err == nil {
+		return n, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, err
 	}
-	if count.Valid {
-		return int(count.Int64), true, nil
-	}
-	err = tx.NewRaw(`SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, sid, tenant).Scan(ctx, &n)
+	err = q.QueryRow(ctx, `SELECT count(*) FROM messages WHERE session_id = ? AND tenant_id = ?`, []any{sid, tenant}, &n)
 	return n, false, err
 }
 

@@ -223,8 +223,10 @@ func runAlone(ctx context.Context, c conn, group []*turn) {
 
 // mergeable says b's rows can follow a's in a's call of the store function:
 // a guarded call is never merged (its guard is about the session before its
-// own rows, which a merged call does not check).
+// own rows, which a merged call does not check), nor one under a limit of
+// messages (each call is checked against it on its own: the first may fit
+// where both together do not).
 func mergeable(a, b *turn) bool {
 	return !a.p.check && !b.p.check && a.p.expect == "" && b.p.expect == "" && a.s.userID == b.s.userID && a.p.userID == b.p.userID &&
-		a.p.allowInactive == b.p.allowInactive && a.p.name == b.p.name
+		a.p.allowInactive == b.p.allowInactive && a.p.name == b.p.name && a.p.limits == b.p.limits && a.p.limits.SessionMessages == 0
 }

@@ -163,12 +163,6 @@ func (s *Store) storeWith(ctx context.Context, sessionKey string, msgs []models.
 		if err != nil {
 			return err
 		}
-		if s.limits != (Limits{}) {
-			if err := s.checkLimits(ctx, sid, msgs); err != nil {
-				res = StoreResult{SessionID: sid}
-				return err
-			}
-		}
 		p.expect = expect
 		err = s.withRetry(ctx, "store", neverSent, func() error {
 			var err error
@@ -236,6 +230,9 @@ type writePlan struct {
 	check         bool              // some ids came from the caller
 	allowInactive bool
 	expect        string // StoreOptions.ExpectLast
+	// limits are checked in the write's transaction, before it writes
+	// (writeGo, or the store function's same steps).
+	limits Limits
 }
 
 // writeOutcome is what a driver's write found and did.
@@ -266,6 +263,10 @@ const (
 	statusIDTaken  = "id_taken"
 	statusMoved    = "moved"
 	statusIDReused = "id_reused"
+	// The store function met a limit (first is the count it met); the
+	// Go writers return the *LimitError itself.
+	statusLimitMessages = "limit_messages"
+	statusLimitSessions = "limit_sessions"
 )
 
 // checkExpect refuses a guard that names no message and spells an id as the
@@ -289,7 +290,12 @@ func (s *Store) plan(sid uuid.UUID, sessionKey string, msgs []models.HistoryMess
 		return nil, err
 	}
 	p := &writePlan{sid: sid, name: sessionKey, userID: userID, now: s.clock(), allowInactive: wo.allowInactive,
-		rows: make([]*models.Message, len(msgs))}
+		rows: make([]*models.Message, len(msgs)), limits: s.limits}
+	if wo.allowInactive {
+		// A lifecycle message (the reason of a session's final status,
+		// set once) is written even into a full session: it must close.
+		p.limits.SessionMessages = 0
+	}
 	for i, m := range msgs {
 		row, err := newRow(m, sid, userID, s.userID)
 		if err != nil {
@@ -318,6 +324,10 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 		return res, err
 	}
 	switch {
+	case out.status == statusLimitMessages:
+		return res, p.limits.messages().refused(out.first, len(p.rows)-len(out.existing))
+	case out.status == statusLimitSessions:
+		return res, p.limits.sessions().refused(out.first, 1)
 	case out.status == statusNotFound:
 		return res, notFound(p.sid)
 	case out.status == statusMoved:

@@ -29,7 +29,7 @@ const (
 // for ALTER, DROP and Citus calls.
 const (
 	StoreFunction = "remstore_store_batch"
-	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean, text)"
+	Signature     = StoreFunction + "(uuid, bigint, text, text, text, timestamptz, jsonb, boolean, boolean, text, integer, integer)"
 )
 
 // PositionsTable keeps each tenant's count of rows per session for the
@@ -45,7 +45,7 @@ const ForeignOrderTrigger = "remstore_order_foreign"
 // CallerIDsTable holds one row per caller id stored on Citus, distributed by
 // id: the store function takes its row as a lock so that one caller id goes
 // into at most one session, which messages' key (session_id, id) cannot say
-// there (store_batch_v7.sql). It exists only on a distributed database; on
+// there (store_batch_v8.sql). It exists only on a distributed database; on
 // PostgreSQL messages' key (id) does the same. A row is 16 bytes and stays
 // after its message is purged (a lock token, not a claim: the store
 // function's check reads messages).
