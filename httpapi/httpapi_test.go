@@ -854,6 +854,20 @@ func TestLimitReached(t *testing.T) {
 	if code, out, _ := do(t, api, call{method: "GET", path: "/v1/sessions/big/messages", user: "alice"}); code != 200 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("a refused store wrote: %d %s", code, out)
 	}
+	// A fork makes a session as a store does: past the limit of sessions,
+	// the same 409 (it answered 201 for every fork).
+	stores, err = sessionstore.NewStores(db, sessionstore.Options{Limits: sessionstore.Limits{Sessions: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api = newAPI(t, db, Options{Stores: stores})
+	if code, out, _ := do(t, api, call{method: "POST", path: "/v1/sessions/one/messages", user: "bob", body: body}); code != 201 {
+		t.Fatalf("%d %s", code, out)
+	}
+	code, out, _ = do(t, api, call{method: "POST", path: "/v1/sessions/one/fork", user: "bob", body: `{}`})
+	if code != 409 || !strings.Contains(out, `"code":"limit_reached"`) || !strings.Contains(out, `"field":"session_id"`) || !strings.Contains(out, "owns 1 sessions") {
+		t.Fatalf("a fork past the limit of sessions: %d %s", code, out)
+	}
 }
 
 // The document's info.version is the build's, as /healthz says it.

@@ -69,6 +69,11 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 		if o.UpTo > len(copies) {
 			return fieldErr(-1, "up_to", "the session has %d messages, fewer than %d", len(copies), o.UpTo)
 		}
+		// A fork makes a session and its messages: the limits are checked
+		// here, under the locks a store takes to make one.
+		if err := s.limits.checkWrite(ctx, BunTx(tx), nid, s.userID, len(copies)); err != nil {
+			return err
+		}
 		out = forkSession(src, nid, newKey, sessionKey, o.UpTo, s.userID, s.clock())
 		if err := repository.New[models.Session](tx).Insert(ctx, out); err != nil {
 			if repository.IsUniqueViolation(err) {

@@ -14,9 +14,9 @@ import (
 
 // Limits bound what one tenant can make a store hold (issue 42 H1: one
 // tenant grew a session to 200,000 messages in 11 s). Zero is no limit, the
-// default. Every write that makes sessions or messages through the store's
-// write — a store, a compaction's summary, an empty session made ahead of
-// its first store — checks them in the transaction that writes, after the
+// default. Every write that makes sessions or messages — a store, a
+// compaction's summary, a fork, an empty session made ahead of its first
+// store — checks them in the transaction that writes, after the
 // locks that make concurrent writers count one after the other, so that
 // together they cannot pass a limit either. A write that would pass one
 // writes nothing and answers a *LimitError (409 limit_reached, naming the
@@ -200,4 +200,18 @@ func (l Limits) checkNewSession(ctx context.Context, q LimitTx, sid uuid.UUID, t
 		return fmt.Errorf("count the sessions: %w", err)
 	}
 	return l.sessions().check(n, 1)
+}
+
+// checkWrite is both limits' steps of a write adding `adding` messages into
+// session sid (a fork's): the new session's, then the session's messages
+// counted as the write finds its next position.
+func (l Limits) checkWrite(ctx context.Context, q LimitTx, sid uuid.UUID, tenant string, adding int) error {
+	if err := l.checkNewSession(ctx, q, sid, tenant); err != nil || l.SessionMessages <= 0 {
+		return err
+	}
+	n, _, err := nextPosition(ctx, q, sid, tenant)
+	if err != nil {
+		return fmt.Errorf("count the session's messages: %w", err)
+	}
+	return l.messages().check(n, adding)
 }

@@ -3,6 +3,7 @@ package sessionstore_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -110,8 +111,10 @@ func someMessages(n int, prefix string) []models.HistoryMessage {
 }
 
 // Every path that makes sessions or messages checks the limits as a store
-// does, and a refused call writes nothing: a compaction (its summary is one
-// more message), an empty session made ahead of its first store.
+// does, and a refused call writes nothing: a fork (it ignored
+// REMSTORE_MAX_SESSIONS: 8 forks with a limit of 5 all answered 201), a
+// compaction (its summary is one more message), an empty session made
+// ahead of its first store.
 func TestLimitsOnEveryPath(t *testing.T) {
 	t.Parallel()
 	type stores struct {
@@ -128,6 +131,48 @@ func TestLimitsOnEveryPath(t *testing.T) {
 		run   func(t *testing.T, s stores) error
 		after func(t *testing.T, s stores)
 	}{
+		{"sequential forks past the session limit", sessionstore.Limits{Sessions: 5}, "session_id",
+			func(t *testing.T, s stores) error {
+				store(t, s.limited, "src", someMessages(2, "q")...)
+				var last error
+				for i := range 8 {
+					_, err := s.limited.Fork(ctx, "src", sessionstore.ForkOptions{})
+					switch {
+					case i < 4 && err != nil:
+						t.Fatalf("fork %d of 4 that fit: %v", i+1, err)
+					case i >= 4 && err == nil:
+						t.Fatalf("fork %d: a sixth session made past a limit of 5", i+1)
+					case i >= 4:
+						if !strings.Contains(err.Error(), "5 sessions") {
+							t.Fatalf("the refusal does not name the limit: %v", err)
+						}
+						last = err
+					}
+				}
+				return last
+			},
+			func(t *testing.T, s stores) {
+				if n, m := tenantCounts(t, s.db, s.tenant); n != 5 || m != 10 {
+					t.Fatalf("%d sessions, %d messages after the forks, want 5 and 10", n, m)
+				}
+			}},
+		{"a fork copying more messages than a session may hold", sessionstore.Limits{SessionMessages: 3}, "messages",
+			func(t *testing.T, s stores) error {
+				store(t, s.free, "src", someMessages(5, "q")...) // stored before the limit was set
+				if _, err := s.limited.Fork(ctx, "src", sessionstore.ForkOptions{UpTo: 3, NewSessionKey: "three"}); err != nil {
+					t.Fatalf("a fork of 3 with room for 3: %v", err)
+				}
+				_, err := s.limited.Fork(ctx, "src", sessionstore.ForkOptions{NewSessionKey: "five"})
+				return err
+			},
+			func(t *testing.T, s stores) {
+				if _, err := s.free.SessionInfo(ctx, "five"); !errors.Is(err, sessionstore.ErrNotFound) {
+					t.Fatalf("the refused fork made its session: %v", err)
+				}
+				if n, m := tenantCounts(t, s.db, s.tenant); n != 2 || m != 8 {
+					t.Fatalf("%d sessions, %d messages, want 2 and 8", n, m)
+				}
+			}},
 		{"a compaction past the message limit", sessionstore.Limits{SessionMessages: 4}, "messages",
 			func(t *testing.T, s stores) error {
 				store(t, s.limited, "full", someMessages(4, "q")...)
@@ -226,6 +271,15 @@ func TestLimitsHoldUnderConcurrency(t *testing.T) {
 			storeInto(func(w int) string { return fmt.Sprintf("s-%d", w) }, 1), "session_id", 5, 5},
 		{"16 new sessions with room for 5, through one set of stores", sessionstore.Limits{Sessions: 5}, true, nil,
 			storeInto(func(w int) string { return fmt.Sprintf("s-%d", w) }, 1), "session_id", 5, 5},
+		{"8 forks and 8 new sessions with room for 5", sessionstore.Limits{Sessions: 5},
+			false, func(t *testing.T, s *sessionstore.Store) { store(t, s, "src", someMessages(2, "q")...) },
+			func(s *sessionstore.Store, db *repository.DB, w int) (int, error) {
+				if w%2 == 0 {
+					_, err := s.Fork(ctx, "src", sessionstore.ForkOptions{})
+					return 2, err
+				}
+				return storeInto(func(w int) string { return fmt.Sprintf("s-%d", w) }, 2)(s, db, w)
+			}, "session_id", 5, 10},
 	}
 	for _, d := range dbtest.Dialects {
 		t.Run(d.Name, func(t *testing.T) {

@@ -1097,6 +1097,10 @@ func TestLimitsFromSettings(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions, the server's limit") {
 		t.Fatalf("a second session past REMSTORE_MAX_SESSIONS=1: %d %q", r.code, r.stderr)
 	}
+	// A fork makes a session: it reads the limit too (it ignored it).
+	if r := run(t, env, "", "sessions", "fork", "one"); r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions, the server's limit") {
+		t.Fatalf("a fork past REMSTORE_MAX_SESSIONS=1: %d %q", r.code, r.stderr)
+	}
 	env["REMSTORE_MAX_SESSION_MESSAGES"] = "lots"
 	if r := run(t, env, "", "load", "--session-id", "one"); r.code != 2 || !strings.Contains(r.stderr, "REMSTORE_MAX_SESSION_MESSAGES (from env): must be a whole number") {
 		t.Fatalf("a limit that is not a number: %d %q", r.code, r.stderr)
