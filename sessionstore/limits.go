@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -15,8 +17,8 @@ import (
 // Limits bound what one tenant can make a store hold (issue 42 H1: one
 // tenant grew a session to 200,000 messages in 11 s). Zero is no limit, the
 // default. Every write that makes sessions or messages — a store, a
-// compaction's summary, a fork, an empty session made ahead of its first
-// store — checks them in the transaction that writes, after the
+// compaction's summary, a fork, an import, an empty session made ahead of
+// its first store — checks them in the transaction that writes, after the
 // locks that make concurrent writers count one after the other, so that
 // together they cannot pass a limit either. A write that would pass one
 // writes nothing and answers a *LimitError (409 limit_reached, naming the
@@ -214,4 +216,95 @@ func (l Limits) checkWrite(ctx context.Context, q LimitTx, sid uuid.UUID, tenant
 		return fmt.Errorf("count the session's messages: %w", err)
 	}
 	return l.messages().check(n, adding)
+}
+
+// ImportBatch is what one batch of an import writes, for its limits.
+type ImportBatch struct {
+	// Sessions are the batch's session records: those not in the
+	// database yet are new.
+	Sessions []ImportSession
+	// Messages are the rows the batch adds (those not in the database
+	// yet), per session and tenant.
+	Messages []ImportMessages
+}
+
+// ImportSession is a session record of an import; a session without a
+// tenant belongs to no one and counts against no limit.
+type ImportSession struct {
+	ID     uuid.UUID
+	Tenant *string
+}
+
+// ImportMessages counts the new rows of one tenant into one session.
+type ImportMessages struct {
+	Session uuid.UUID
+	Tenant  string
+	N       int
+}
+
+// CheckImport checks an import's batch against the limits in q, the
+// transaction that then writes it, as checkWrite checks a store: the
+// sessions it touches are locked (in order), then the tenants of those it
+// makes, and each count is checked by the rule every writer applies. A
+// batch that would pass a limit is refused with a *LimitError and must
+// write nothing.
+func (l Limits) CheckImport(ctx context.Context, q LimitTx, b ImportBatch) error {
+	if l == (Limits{}) {
+		return nil
+	}
+	var touched []uuid.UUID
+	for _, s := range b.Sessions {
+		touched = append(touched, s.ID)
+	}
+	for _, m := range b.Messages {
+		touched = append(touched, m.Session)
+	}
+	slices.SortFunc(touched, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	exists := map[uuid.UUID]bool{}
+	for _, sid := range slices.Compact(touched) {
+		ok, err := lockSession(ctx, q, sid)
+		if err != nil {
+			return fmt.Errorf("import: lock session %s: %w", sid, err)
+		}
+		exists[sid] = ok
+	}
+	made := map[string]int{} // the sessions the batch makes, per tenant
+	for _, s := range b.Sessions {
+		if !exists[s.ID] && s.Tenant != nil {
+			made[*s.Tenant]++
+			exists[s.ID] = true // a record twice counts once
+		}
+	}
+	tenants := make([]string, 0, len(made))
+	for t := range made {
+		tenants = append(tenants, t)
+	}
+	slices.Sort(tenants)
+	for _, t := range tenants {
+		if err := lockTenant(ctx, q, t); err != nil {
+			return fmt.Errorf("import: lock the sessions of %q: %w", t, err)
+		}
+		if l.Sessions > 0 {
+			n, err := ownedSessions(ctx, q, t)
+			if err != nil {
+				return fmt.Errorf("import: count the sessions of %q: %w", t, err)
+			}
+			if err := l.sessions().check(n, made[t]); err != nil {
+				return err
+			}
+		}
+	}
+	if l.SessionMessages <= 0 {
+		return nil
+	}
+	for _, m := range b.Messages {
+		n, _, err := nextPosition(ctx, q, m.Session, m.Tenant)
+		if err != nil {
+			return fmt.Errorf("import: count the messages of session %s: %w", m.Session, err)
+		}
+		if err := l.messages().check(n, m.N); err != nil {
+			return fmt.Errorf("session %s: %w", m.Session, err)
+		}
+	}
+	return nil
 }

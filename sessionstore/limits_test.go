@@ -13,6 +13,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/transfer"
 )
 
 // H1 of issue 42, the tenant's part: configurable limits per user, refused
@@ -280,6 +281,18 @@ func TestLimitsHoldUnderConcurrency(t *testing.T) {
 				}
 				return storeInto(func(w int) string { return fmt.Sprintf("s-%d", w) }, 2)(s, db, w)
 			}, "session_id", 5, 10},
+		{"8 imports and 8 new sessions with room for 5", sessionstore.Limits{Sessions: 5}, false, nil,
+			func(s *sessionstore.Store, db *repository.DB, w int) (int, error) {
+				if w%2 == 0 {
+					sid, tenant := uuid.New(), s.UserID()
+					f := fmt.Sprintf(`{"kind":"session","id":%q,"name":"s","status":"active","tenant_id":%q,"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"}`+"\n"+
+						`{"kind":"message","id":%q,"session_id":%q,"role":"user","content":"hi","tenant_id":%q,"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z"}`+"\n",
+						sid, tenant, uuid.New(), sid, tenant)
+					_, err := transfer.Import(ctx, db, strings.NewReader(f), transfer.ImportOptions{Tenant: tenant, Limits: sessionstore.Limits{Sessions: 5}})
+					return 1, err
+				}
+				return storeInto(func(w int) string { return fmt.Sprintf("s-%d", w) }, 1)(s, db, w)
+			}, "session_id", 5, 5},
 	}
 	for _, d := range dbtest.Dialects {
 		t.Run(d.Name, func(t *testing.T) {

@@ -31,8 +31,13 @@ func NewStores(db *repository.DB, o Options) (*Stores, error) {
 // REMSTORE_TRUNCATE_LENGTH is T, POSTGRES_ENABLED switches storage, the
 // REMSTORE_MAX_* settings are the per-user limits.
 func FromSettings(db *repository.DB, cfg settings.Config) (*Stores, error) {
-	return NewStores(db, Options{TruncateLength: cfg.TruncateLength, Disabled: !cfg.StorageEnabled,
-		Limits: Limits{SessionMessages: cfg.MaxSessionMessages, Sessions: cfg.MaxSessions}})
+	return NewStores(db, Options{TruncateLength: cfg.TruncateLength, Disabled: !cfg.StorageEnabled, Limits: LimitsOf(cfg)})
+}
+
+// LimitsOf is the per-user limits the settings set (REMSTORE_MAX_SESSION_MESSAGES,
+// REMSTORE_MAX_SESSIONS): the stores' and an import's.
+func LimitsOf(cfg settings.Config) Limits {
+	return Limits{SessionMessages: cfg.MaxSessionMessages, Sessions: cfg.MaxSessions}
 }
 
 // For returns the store bound to tenant userID.

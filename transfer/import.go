@@ -41,6 +41,12 @@ type ImportOptions struct {
 	// refused, as every remstore write path refuses it: pydantic-ai history
 	// would leave such a row out.
 	AnyRole bool
+	// Limits are the per-user limits (sessionstore.Limits), held by each
+	// batch as a store holds them: a batch that would give a tenant more
+	// sessions, or a session more of a tenant's messages, than they allow
+	// is refused (a *sessionstore.LimitError) and writes nothing. They hold
+	// for every tenant an import writes, with AllTenants too. Zero: none.
+	Limits sessionstore.Limits
 }
 
 // ImportStats says what an import did.
@@ -80,7 +86,7 @@ func Import(ctx context.Context, db *repository.DB, r io.Reader, o ImportOptions
 		}
 		scoped = len(pk) == 2 && pk[0] == "session_id"
 	}
-	w, err := newWriter(ctx, db, scoped, o.Atomic)
+	w, err := newWriter(ctx, db, scoped, o.Atomic, o.Limits)
 	if err != nil {
 		return st, err
 	}

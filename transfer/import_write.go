@@ -18,6 +18,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // writer writes batches: each in its own transaction, or (atomic) all in
@@ -25,13 +26,14 @@ import (
 type writer struct {
 	db            *repository.DB
 	scoped, atomc bool
+	limits        sessionstore.Limits
 	conn          *pgxpool.Conn // PostgreSQL: one connection of the pool for the import
 	open          bool          // PostgreSQL, atomic: the transaction has begun
 	tx            *bun.Tx       // SQLite, atomic
 }
 
-func newWriter(ctx context.Context, db *repository.DB, scoped, atomic bool) (*writer, error) {
-	w := &writer{db: db, scoped: scoped, atomc: atomic}
+func newWriter(ctx context.Context, db *repository.DB, scoped, atomic bool, limits sessionstore.Limits) (*writer, error) {
+	w := &writer{db: db, scoped: scoped, atomc: atomic, limits: limits}
 	var err error
 	switch {
 	case db.Postgres():
@@ -72,7 +74,56 @@ func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
 		return 0, &models.FieldError{Index: -1, Field: fmt.Sprintf("lines %d-%d", b.firstLine, b.lastLine),
 			Reason: "the database refused the batch: " + firstLine(err)}
 	}
+	if errors.Is(err, sessionstore.ErrLimit) {
+		return 0, fmt.Errorf("lines %d-%d: %w", b.firstLine, b.lastLine, err)
+	}
 	return n, err
+}
+
+// checkLimits checks, in the batch's transaction q and before anything of
+// it is written, that the batch passes no limit: its session records, and
+// fresh, the messages it adds (those not in the table yet).
+func (w *writer) checkLimits(ctx context.Context, q sessionstore.LimitTx, b importBatchIn, fresh []*models.Message) error {
+	if w.limits == (sessionstore.Limits{}) {
+		return nil
+	}
+	var lb sessionstore.ImportBatch
+	for _, s := range b.sessions {
+		lb.Sessions = append(lb.Sessions, sessionstore.ImportSession{ID: s.ID, Tenant: s.TenantID})
+	}
+	type pair struct {
+		session uuid.UUID
+		tenant  string
+	}
+	at := map[pair]int{}
+	for _, m := range fresh {
+		if m.TenantID == nil { // no one's: no limit counts it
+			continue
+		}
+		k := pair{m.SessionID, *m.TenantID}
+		if i, ok := at[k]; ok {
+			lb.Messages[i].N++
+			continue
+		}
+		at[k] = len(lb.Messages)
+		lb.Messages = append(lb.Messages, sessionstore.ImportMessages{Session: m.SessionID, Tenant: *m.TenantID, N: 1})
+	}
+	return w.limits.CheckImport(ctx, q, lb)
+}
+
+// pgxTx is the import's transaction on PostgreSQL as the limits' check
+// runs in it.
+type pgxTx struct{ c *pgx.Conn }
+
+func (pgxTx) Postgres() bool { return true }
+
+func (q pgxTx) QueryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	return q.c.QueryRow(ctx, repository.Numbered(query), args...).Scan(dest...)
+}
+
+func (q pgxTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := q.c.Exec(ctx, repository.Numbered(query), args...)
+	return err
 }
 
 // finish commits (ok) or rolls back the atomic transaction and lets go of
@@ -113,6 +164,7 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 	}
 	inserted := 0
 	body := func(ctx context.Context, tx bun.Tx) error {
+		fresh := msgs
 		if len(msgs) > 0 {
 			ids := make([]uuid.UUID, len(msgs))
 			for i, m := range msgs {
@@ -137,7 +189,16 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 				if err := sameAsStored(b, msgs, there); err != nil {
 					return err
 				}
+				fresh = nil
+				for _, m := range msgs {
+					if _, ok := there[m.ID]; !ok {
+						fresh = append(fresh, m)
+					}
+				}
 			}
+		}
+		if err := w.checkLimits(ctx, sessionstore.BunTx(tx), b, fresh); err != nil {
+			return err
 		}
 		if len(b.sessions) > 0 {
 			if _, err := tx.NewInsert().Model(&b.sessions).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
@@ -223,6 +284,19 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 			w.open = true
 		}
 		err := func() error {
+			probed := false
+			if w.limits != (sessionstore.Limits{}) {
+				// The limits count what the batch adds: the rows not in
+				// the table yet, found before anything is written.
+				fresh, freshMsgs, err := withoutExisting(ctx, c, b, msgs, rows, w.scoped)
+				if err != nil {
+					return fmt.Errorf("import: %w", err)
+				}
+				if err := w.checkLimits(ctx, pgxTx{c}, b, freshMsgs); err != nil {
+					return err
+				}
+				rows, probed = fresh, true
+			}
 			if sessSQL != "" {
 				if _, err := c.Exec(ctx, sessSQL); err != nil {
 					return fmt.Errorf("import sessions: %w", err)
@@ -236,11 +310,11 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 			// Citus reports that as XX000, not 23505), the batch is copied
 			// again without the rows the table holds, and a second refusal
 			// is the answer. Probing first on every batch cost a sixth of an
-			// import.
+			// import (it is paid under limits, which count what is new).
 			n, err := copyRows(ctx, c, rows)
-			if refused(err) {
+			if refused(err) && !probed {
 				var fresh [][]any
-				if fresh, err = withoutExisting(ctx, c, b, msgs, rows, w.scoped); err == nil {
+				if fresh, _, err = withoutExisting(ctx, c, b, msgs, rows, w.scoped); err == nil {
 					n, err = copyRows(ctx, c, fresh)
 				}
 			}
@@ -290,8 +364,9 @@ func copyRows(ctx context.Context, c *pgx.Conn, rows [][]any) (int64, error) {
 }
 
 // withoutExisting drops the rows whose id the table already holds (within
-// the batch's sessions once the tables are distributed).
-func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, error) {
+// the batch's sessions once the tables are distributed), and returns the
+// rows left and their messages.
+func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, []*models.Message, error) {
 	// As text: the connection speaks the simple protocol (see repository.Open).
 	ids := make([]string, len(msgs))
 	var sids []string
@@ -309,7 +384,7 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*
 	}
 	rs, err := c.Query(ctx, probe, args...)
 	if err != nil {
-		return nil, fmt.Errorf("check ids: %w", err)
+		return nil, nil, fmt.Errorf("check ids: %w", err)
 	}
 	there := map[uuid.UUID]stored{}
 	for rs.Next() {
@@ -317,23 +392,24 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*
 		var st stored
 		if err := rs.Scan(&id, &st.session, &st.tenant, &st.role, &st.digest); err != nil {
 			rs.Close()
-			return nil, fmt.Errorf("check ids: %w", err)
+			return nil, nil, fmt.Errorf("check ids: %w", err)
 		}
 		there[id] = st
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("check ids: %w", err)
+		return nil, nil, fmt.Errorf("check ids: %w", err)
 	}
 	if err := sameAsStored(b, msgs, there); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var fresh [][]any
+	var freshMsgs []*models.Message
 	for i, m := range msgs {
 		if _, ok := there[m.ID]; !ok {
-			fresh = append(fresh, rows[i])
+			fresh, freshMsgs = append(fresh, rows[i]), append(freshMsgs, m)
 		}
 	}
-	return fresh, nil
+	return fresh, freshMsgs, nil
 }
 
 // stored is what an import compares of a message already in the table.

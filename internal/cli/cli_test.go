@@ -1097,9 +1097,27 @@ func TestLimitsFromSettings(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions, the server's limit") {
 		t.Fatalf("a second session past REMSTORE_MAX_SESSIONS=1: %d %q", r.code, r.stderr)
 	}
-	// A fork makes a session: it reads the limit too (it ignored it).
+	// Every command that makes sessions reads the limit: a fork, and an
+	// import of another database's two sessions (they ignored it).
 	if r := run(t, env, "", "sessions", "fork", "one"); r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions, the server's limit") {
 		t.Fatalf("a fork past REMSTORE_MAX_SESSIONS=1: %d %q", r.code, r.stderr)
+	}
+	other := map[string]string{"REMSTORE_DB": filepath.Join(t.TempDir(), "other.db"), "REMSTORE_USER_ID": "alice"}
+	for _, key := range []string{"three", "four"} {
+		if r := run(t, other, `[{"role":"user","content":"c"}]`, "store", "--session-id", key); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	exp := run(t, other, "", "export", "--all")
+	if exp.code != 0 {
+		t.Fatal(exp.stderr)
+	}
+	if r := run(t, env, exp.stdout, "import", "-", "--atomic"); r.code != 2 || !strings.Contains(r.stderr, "the user owns 1 sessions") {
+		t.Fatalf("an import past REMSTORE_MAX_SESSIONS=1: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	env["REMSTORE_MAX_SESSIONS"] = "3"
+	if r := run(t, env, exp.stdout, "import", "-"); r.code != 0 {
+		t.Fatalf("an import with room: %d %q", r.code, r.stderr)
 	}
 	env["REMSTORE_MAX_SESSION_MESSAGES"] = "lots"
 	if r := run(t, env, "", "load", "--session-id", "one"); r.code != 2 || !strings.Contains(r.stderr, "REMSTORE_MAX_SESSION_MESSAGES (from env): must be a whole number") {

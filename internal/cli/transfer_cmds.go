@@ -13,6 +13,7 @@ import (
 
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 	"github.com/remstore/remstore/transfer"
 )
@@ -103,7 +104,13 @@ export). A message role outside user, assistant, tool, system, function,
 model is refused, as every write of remstore refuses it; --any-role restores
 such rows (the Python service writes any role) as they were. Without --atomic the batches before a bad line stay committed (the
 error says up to which line; fix the file and run the same command again);
-with --atomic the whole file is one transaction and a bad line writes nothing.`,
+with --atomic the whole file is one transaction and a bad line writes nothing.
+
+The per-user limits (REMSTORE_MAX_SESSIONS, REMSTORE_MAX_SESSION_MESSAGES) hold
+as for a store, for every user the file has rows of (--all-tenants too): a
+batch that would pass one is refused naming its lines (exit 2) and writes
+nothing; what the database holds already counts, and what it finds there
+already (a resumed import) adds nothing.`,
 		Example: "  remstore import backup.jsonl --all-tenants --db postgres://localhost/app\n" +
 			"  remstore import alice.jsonl --user-id alice --atomic",
 		Args: cobra.ExactArgs(1),
@@ -129,7 +136,8 @@ with --atomic the whole file is one transaction and a bad line writes nothing.`,
 				return err
 			}
 			defer db.Close()
-			o := transfer.ImportOptions{BatchSize: batch, Tenant: e.cfg.UserID, AllTenants: allTenants, Atomic: atomic, AnyRole: anyRole}
+			o := transfer.ImportOptions{BatchSize: batch, Tenant: e.cfg.UserID, AllTenants: allTenants, Atomic: atomic, AnyRole: anyRole,
+				Limits: sessionstore.LimitsOf(e.cfg)}
 			if f, ok := e.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				bar := progressbar.DefaultBytes(size, "importing")
 				o.Progress = func(n int64) { _ = bar.Set64(n) }
