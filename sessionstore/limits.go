@@ -92,7 +92,7 @@ func (l limit) refused(held, adding int) *LimitError {
 // tenant are what a write counts to find its next position (nextPosition).
 const (
 	// sessionsSQL counts the tenant's sessions (an index of sessions by
-	// tenant, migration 17). On Citus a count of every shard, pushed down
+	// tenant, migration 18). On Citus a count of every shard, pushed down
 	// whole to them, also from the worker a delegated store runs on.
 	sessionsSQL = "SELECT count(*) FROM sessions s WHERE s.tenant_id = ?"
 	// tenantLockSQL is the tenant's lock on PostgreSQL: an advisory lock

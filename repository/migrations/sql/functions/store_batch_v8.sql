@@ -1,4 +1,4 @@
--- The PostgreSQL write of a store call (migration 18; v7 was migration 15's,
+-- The PostgreSQL write of a store call (migration 19; v7 was migration 15's,
 -- v6 migration 13's, v5 migration 11's, v4 migration 10's, v3 migration 8's):
 -- one statement, so one round trip and one (implicit) transaction, or part of
 -- the caller's transaction. Inside a PL/pgSQL function each statement takes a
