@@ -25,7 +25,7 @@ func Variables() []Variable {
 		{KeyConnectTimeout, "every command", "`10s`", "How long connecting to PostgreSQL may take (a Go duration)."},
 		{KeyStatementTimeout, "every command", "`0s` (none)", "PostgreSQL `statement_timeout` for remstore's connections."},
 		{KeyAuditSession, "store, load, serve", "unset",
-			"Set and not empty: every load for an agent call also writes an audit dump of what the model saw."},
+			"Set and not empty: every pydantic-ai load for an agent call (`--format pydantic-ai`, `?format=pydantic-ai`) also writes an audit dump of what the model saw; Go agents and other callers record their calls themselves (`sdk.RunTurn`, `POST /v1/sessions/{id}/audit`)."},
 		{KeyAuditDir, "store, load, serve", "a private directory in the user's state directory", "Where audit dumps go: one file per session, named by its UUID (`remstore audit show NAME` finds it)."},
 		{KeyAPIKeys, "serve", "unset (serve refuses to start without keys unless `--insecure-no-auth` on loopback)",
 			"Comma-separated bearer keys; `key=alice` binds a key to one user. Also `--api-keys-file`."},

@@ -90,11 +90,11 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 			}
 
 			step(5, "pydantic-ai history (tool calls synthesized), for agent.run(message_history=...)")
-			out, err := convert.JSON(hist, convert.Options{SystemPrompt: "You are a travel assistant."})
+			out, err := convert.JSON(hist, convert.Options{SystemPrompt: demoSystemPrompt})
 			if err != nil {
 				return err
 			}
-			conv := convert.Convert(hist, convert.Options{SystemPrompt: "You are a travel assistant."})
+			conv := convert.Convert(hist, convert.Options{SystemPrompt: demoSystemPrompt})
 			for _, m := range conv {
 				var kinds []string
 				for _, p := range m.Parts {
@@ -112,7 +112,7 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 					self += " --db <the same --db>"
 				}
 			}
-			fmt.Fprintf(w, "\nnext, from this shell:\n  %s load --session-id %s --format pydantic-ai   # the history above, as JSON\n", self, session)
+			fmt.Fprintf(w, "\nnext, from this shell:\n  %s load --session-id %s --format pydantic-ai --system-prompt %q   # the history above, as JSON\n", self, session, demoSystemPrompt)
 			fmt.Fprintf(w, "  %s lookup %q\n", self, cut.EntityKey)
 			if strings.HasPrefix(self, "go run") {
 				fmt.Fprintf(w, "  go install ./cmd/remstore   # then plain `remstore ...` from anywhere (in $(go env GOPATH)/bin)\n")
@@ -121,6 +121,9 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 		},
 	}
 }
+
+// demoSystemPrompt is the system prompt of the demo's pydantic-ai history.
+const demoSystemPrompt = "You are a travel assistant."
 
 // selfCommand is how the user who ran this binary runs it again: a binary
 // `go run` built lives in Go's temporary build directory and is gone when
