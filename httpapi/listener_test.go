@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -248,5 +249,64 @@ func TestHalfSentBodiesCannotHoldSlots(t *testing.T) {
 	}
 	if open != 0 {
 		t.Errorf("%d of %d half-sent connections still open %s after the body timeout", open, attackers, 1500*time.Millisecond)
+	}
+}
+
+// No one without a key can take the reading budget of those who have one:
+// 8 keyless half-sent bodies from each of 8 addresses took every body slot
+// (4 x MaxInFlight), and every signed-in store answered 429 "too many
+// request bodies being received" until they timed out. The key is checked
+// before a body is read: they get 401 at once, and their connections close.
+func TestKeylessBodiesCannotTakeTheReadingBudget(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewSQLite(t), Options{MaxInFlight: 4, BodyTimeout: 5 * time.Second})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LimitListener(ln, DefaultMaxConns, DefaultMaxConnsPerClient)
+	srv := HTTPServer(api, time.Minute, 5*time.Second, 5*time.Second)
+	l.Attach(srv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := ln.Addr().String()
+	var attack []net.Conn
+	t.Cleanup(func() {
+		for _, c := range attack {
+			_ = c.Close()
+		}
+	})
+	for i := range 64 {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 2, byte(1+i%8))}, Timeout: 2 * time.Second}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attack = append(attack, c)
+		_, _ = c.Write([]byte("POST /v1/sessions/x/messages HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n[{\"role\""))
+	}
+	time.Sleep(200 * time.Millisecond) // every attacker's headers read
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	for i := range 20 {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/sessions/mine/messages", strings.NewReader(`[{"role":"user","content":"hi"}]`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-User-Id", "alice")
+		resp, err := fresh.Do(req)
+		if err != nil {
+			t.Fatalf("signed-in store %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != 201 {
+			t.Fatalf("signed-in store %d beside 64 keyless half-sent bodies: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	// The keyless ones were answered 401 and closed, none kept waiting.
+	for i, c := range attack {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b, _ := io.ReadAll(c)
+		if !strings.Contains(string(b), " 401 ") {
+			t.Fatalf("keyless half-sent body %d: %.80q, want 401 and the connection closed", i, b)
+		}
 	}
 }

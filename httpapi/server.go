@@ -172,7 +172,11 @@ type Server struct {
 	mux      *http.ServeMux
 	handler  http.Handler
 	inflight chan struct{}
-	reading  *budget // bodies being received
+	reading  *budget // bodies being received, of requests with a valid key
+	// guestReading is the viewer's (its sign-in form, its signed-in
+	// browsers' posts): apart, so that no one without a key can take the
+	// budget of those who have one.
+	guestReading *budget
 	searches *searchGate
 	guesses  *signin.Limiter // wrong bearer keys, by client network
 	keys     []hashedKey
@@ -227,7 +231,7 @@ func New(o Options) (*Server, error) {
 		o.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
-		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), searches: newSearchGate(o.MaxSearches), guesses: signin.New(nil)}
+		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), guestReading: newBudget(o.MaxInFlight, o.MaxReadingPerClient), searches: newSearchGate(o.MaxSearches), guesses: signin.New(nil)}
 	for _, k := range o.APIKeys {
 		s.keys = append(s.keys, hashedKey{sha256.Sum256([]byte(k.Key)), k.UserID})
 	}
@@ -279,7 +283,7 @@ func New(o Options) (*Server, error) {
 			v.ServeHTTP(w, r)
 		})
 	}
-	s.handler = s.observe(s.bound(s.recover(s.guardHosts(s.limit(s.auth(routeErrors(s.mux)))))))
+	s.handler = s.observe(s.bound(s.recover(s.guardHosts(s.auth(s.limit(routeErrors(s.mux)))))))
 	return s, nil
 }
 
@@ -582,13 +586,22 @@ func (s *Server) limit(next http.Handler) http.Handler {
 // budget, 408 too slow, 413 too large, 400 broken).
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) bool {
 	client := signin.Network(clientOf(r)) // an IPv6 /64 is one client
-	if !s.reading.take(client) {
+	// The key is checked before a body is read (auth runs first): a
+	// caller without one is answered 401 and its connection closed, and
+	// cannot hold the reading budget (8 keyless half-sent bodies from each
+	// of 8 addresses refused every signed-in store 429 until they timed
+	// out). Requests auth lets through without a user are the viewer's.
+	reading := s.reading
+	if infoOf(r).user == "" {
+		reading = s.guestReading
+	}
+	if !reading.take(client) {
 		// The connection closes after the answer (bound): its body is unread.
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many request bodies being received", "")
 		return false
 	}
-	defer s.reading.give(client)
+	defer reading.give(client)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) // unsupported under httptest: no deadline there
 	var buf bytes.Buffer
