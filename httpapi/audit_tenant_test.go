@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,5 +107,30 @@ func TestAuditDumpBound(t *testing.T) {
 	}
 	if code, body, _ := do(t, api, call{method: "POST", path: "/v1/sessions/plan/audit", user: "bob", body: `{"prompt":"p"}`}); code != 201 || !strings.Contains(body, `"recorded":true`) {
 		t.Fatalf("bob's call: %d %s", code, body)
+	}
+}
+
+// An audited load of a session that was never stored records nothing: a
+// tenant loading 200 made-up names made 200 dump files, which no session
+// limit counted and no purge removed.
+func TestAuditedLoadOfNoSessionWritesNoFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	api := newAPI(t, dbtest.NewSQLite(t), Options{AuditEnabled: true, AuditDir: dir})
+	for i := range 5 {
+		code, body, h := do(t, api, call{method: "GET", path: fmt.Sprintf("/v1/sessions/ghost-%d/messages?format=pydantic-ai&prompt=p", i), user: "bob"})
+		if code != 200 || h.Get(AuditCallHeader) != "" {
+			t.Fatalf("load of a session never stored: %d %q %s", code, h.Get(AuditCallHeader), body)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Errorf("audit files for sessions never stored: %v", files)
+	}
+	// A session that exists is still audited.
+	if code, _, _ := do(t, api, call{method: "POST", path: "/v1/sessions/real/messages", user: "bob", body: `[{"role":"user","content":"hi"}]`}); code != 201 {
+		t.Fatal(code)
+	}
+	if _, _, h := do(t, api, call{method: "GET", path: "/v1/sessions/real/messages?format=pydantic-ai", user: "bob"}); h.Get(AuditCallHeader) == "" {
+		t.Error("an audited load of a stored session recorded nothing")
 	}
 }

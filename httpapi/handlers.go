@@ -309,9 +309,11 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 	var call *audit.Call
 	if s.o.AuditEnabled {
 		// The dump is the session's, named by its UUID: never by the name
-		// as spelled, which another tenant may spell alike.
-		if sid, err := st.ResolveID(r.Context(), r.PathValue("id")); err == nil {
-			call = &audit.Call{Dir: s.o.AuditDir, SessionID: sid.String(), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt"), ID: audit.NewCallID()}
+		// as spelled, which another tenant may spell alike. Only a session
+		// that exists has one: audited loads of names never stored made a
+		// file each, which no session limit counted and no purge removed.
+		if info, err := st.SessionInfo(r.Context(), r.PathValue("id")); err == nil {
+			call = &audit.Call{Dir: s.o.AuditDir, SessionID: info.ID.String(), AgentName: q.Get("agent_name"), Prompt: q.Get("prompt"), ID: audit.NewCallID()}
 		} else {
 			s.o.Logger.Info("audit: the load's call is not recorded", "id", infoOf(r).id, "err", err)
 		}
