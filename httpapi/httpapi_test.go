@@ -904,3 +904,22 @@ func TestNotFoundNamesTheSessionAsCalled(t *testing.T) {
 }
 
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-`)
+
+// A header that says who acts, where, or which write it is, given twice,
+// is refused naming it: the first won without a word.
+func TestRepeatedHeadersRefused(t *testing.T) {
+	t.Parallel()
+	api := newAPI(t, dbtest.NewSQLite(t), Options{})
+	for _, h := range []string{"X-User-Id", "X-Session-Id", "Idempotency-Key", ExpectLastHeader, "Authorization"} {
+		r := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`[{"role":"user","content":"hi"}]`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("X-User-Id", "bob")
+		r.Header.Set("X-Session-Id", "s")
+		r.Header[h] = []string{"one", "two"}
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"field":"`+h+`"`) {
+			t.Errorf("%s twice: %d %s", h, w.Code, w.Body.String())
+		}
+	}
+}

@@ -651,6 +651,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(r.Body)
 }
 
+// onceHeaders are the headers a request may carry once at most.
+var onceHeaders = []string{"Authorization", "X-User-Id", "X-Session-Id", "Idempotency-Key", ExpectLastHeader}
+
 // auth checks the bearer key (constant time, over hashes so the length of a
 // key leaks nothing) and resolves the user the request acts for.
 func (s *Server) auth(next http.Handler) http.Handler {
@@ -659,6 +662,15 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		if public(r.URL.Path) || (s.o.UI && (strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/" || r.URL.Path == "/favicon.ico")) {
 			next.ServeHTTP(w, r)
 			return
+		}
+		// A header that says who acts, where, or which write this is,
+		// given twice: the first won without a word (two X-User-Ids of
+		// bob and alice acted as bob).
+		for _, h := range onceHeaders {
+			if len(r.Header.Values(h)) > 1 {
+				writeError(w, http.StatusBadRequest, "invalid_input", "header "+h+" given more than once", h)
+				return
+			}
 		}
 		tok, ok := bearer(r.Header.Get("Authorization"))
 		if h := strings.TrimSpace(r.Header.Get("Authorization")); h != "" && !ok && !s.o.Insecure {

@@ -92,7 +92,8 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 	p("`remstore serve` answers these routes (the machine-readable form is `GET /openapi.json`). Every `/v1`\n")
 	p("route needs `Authorization: Bearer <key>` and acts for the user in `X-User-Id`; errors are\n")
 	p("`{\"error\": {\"code\", \"message\", \"field\"}}`. A query parameter is given at most once: a repeated\n")
-	p("one (`?last=2&last=3`) is a 400 whose field names it.\n\n")
+	p("one (`?last=2&last=3`) is a 400 whose field names it, and so is a repeated `Authorization`, `X-User-Id`,\n")
+	p("`X-Session-Id`, `Idempotency-Key` or `X-Remstore-Expect-Last` header.\n\n")
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {
