@@ -496,12 +496,12 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 			// tenant = user) unless there is one, and a message with a
 			// positional index and no key.
 			at := tick()
-			if _, sqlite := w.drv.(sqliteDriver); sqlite {
+			if _, sqlite := w.drv.(sqliteDriver); sqlite || w.db.Citus {
 				// PostgreSQL moves a row another writer stamped at or before
 				// the session's newest to just after it (migration 17, as it
-				// arrives). The Python service writes only PostgreSQL, so
-				// SQLite has no such writer and no such trigger; its peer
-				// steps here arrive as PostgreSQL orders them.
+				// arrives). The Python service writes neither SQLite nor a
+				// distributed database, so neither has that trigger; their
+				// peer steps here arrive as PostgreSQL orders them.
 				var newest time.Time
 				if err := w.db.NewRaw("SELECT created_at FROM messages WHERE session_id = ? ORDER BY created_at DESC LIMIT 1", sid).Scan(ctx, &newest); err == nil &&
 					!at.After(newest) && newest.Sub(at) <= 10*time.Second {
