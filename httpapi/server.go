@@ -177,11 +177,11 @@ type Server struct {
 	// browsers' posts): apart, so that no one without a key can take the
 	// budget of those who have one.
 	guestReading *budget
-	searches *searchGate
-	guesses  *signin.Limiter // wrong bearer keys, by client network
-	keys     []hashedKey
-	m        metrics
-	tracer   trace.Tracer
+	searches     *searchGate
+	guesses      *signin.Limiter // wrong bearer keys, by client network
+	keys         []hashedKey
+	m            metrics
+	tracer       trace.Tracer
 }
 
 type hashedKey struct {
