@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,30 +46,8 @@ type Invocation struct {
 	Exchange
 }
 
-// Exchange is one model call as the model saw it, written beside SPEC §6's
-// keys (amended: "what the model received is recorded whole"). Every field
-// is optional: a load records what it sent (CallID, so that the caller can
-// complete it), the caller what only it knows. JSON values are kept as
-// given, as YAML.
-type Exchange struct {
-	// CallID names the invocation, for Complete.
-	CallID string `json:"call_id,omitempty"`
-	// Model is the model's name, as its SDK says it.
-	Model string `json:"model,omitempty"`
-	// ModelSettings are the settings of the call (temperature, max tokens...).
-	ModelSettings json.RawMessage `json:"model_settings,omitempty"`
-	// Tools are the tools the model was offered, as its SDK describes them.
-	Tools json.RawMessage `json:"tools,omitempty"`
-	// Request is what the model received: its messages (pydantic-ai's, the
-	// Agents SDK's input) or the model API's whole request body.
-	Request json.RawMessage `json:"request,omitempty"`
-	// Answer is what it answered: the new messages, or the API's response.
-	Answer json.RawMessage `json:"answer,omitempty"`
-	// LatencyMS is how long the call took, from request to answer.
-	LatencyMS *float64 `json:"latency_ms,omitempty"`
-	// Usage is the call's own token usage, as its SDK counts it.
-	Usage json.RawMessage `json:"usage,omitempty"`
-}
+// Exchange is models.Exchange: what one model call received and answered.
+type Exchange = models.Exchange
 
 // RecordIn appends an invocation to the session's file in dir, logging
 // errors: auditing must not break an agent call, nor wait past ctx for
@@ -458,7 +435,7 @@ func invocationNode(inv Invocation) (*yaml.Node, error) {
 	// YAML scalar takes at least half its JSON's bytes): an audited load of a
 	// long session would otherwise build a tree many times its size first.
 	size := int64(len(inv.Prompt) + len(inv.SystemPrompt))
-	for _, f := range inv.Exchange.jsonFields() {
+	for _, f := range jsonFields(&inv.Exchange) {
 		size += int64(len(*f.v))
 	}
 	tooBig := func() error {
@@ -508,7 +485,7 @@ func setExchange(m *yaml.Node, ex Exchange) error {
 	if ex.Model != "" {
 		setMapValue(m, "model", strNode(ex.Model))
 	}
-	for _, f := range ex.jsonFields() {
+	for _, f := range jsonFields(&ex) {
 		if len(*f.v) == 0 {
 			continue
 		}

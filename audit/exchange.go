@@ -34,14 +34,14 @@ type jsonField struct {
 
 // jsonFields are ex's JSON values by key, the one list the writer, the
 // check and Merge go through.
-func (ex *Exchange) jsonFields() []jsonField {
+func jsonFields(ex *Exchange) []jsonField {
 	return []jsonField{{"model_settings", &ex.ModelSettings}, {"tools", &ex.Tools}, {"request", &ex.Request}, {"answer", &ex.Answer}, {"usage", &ex.Usage}}
 }
 
 // Merge sets what more says into ex: each field more has replaces ex's.
-func (ex *Exchange) Merge(more Exchange) {
-	src := more.jsonFields()
-	for i, f := range ex.jsonFields() {
+func Merge(ex *Exchange, more Exchange) {
+	src := jsonFields(&more)
+	for i, f := range jsonFields(ex) {
 		if len(*src[i].v) > 0 {
 			*f.v = *src[i].v
 		}
@@ -59,7 +59,7 @@ func (ex *Exchange) Merge(more Exchange) {
 
 // Check says what is wrong with an exchange a caller sent, naming the
 // field: nothing of it is written then.
-func (ex Exchange) Check() error {
+func Check(ex Exchange) error {
 	bad := func(field, reason string) error { return &models.FieldError{Index: -1, Field: field, Reason: reason} }
 	if ex.CallID != "" && !callIDPattern.MatchString(ex.CallID) {
 		return bad("call_id", "must be 1 to 64 letters, digits, '_' or '-'")
@@ -67,7 +67,7 @@ func (ex Exchange) Check() error {
 	if err := models.CheckText(-1, "model", ex.Model, MaxModelName); err != nil {
 		return err
 	}
-	for _, f := range ex.jsonFields() {
+	for _, f := range jsonFields(&ex) {
 		if len(*f.v) == 0 {
 			continue
 		}

@@ -12,16 +12,15 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/sessionstore"
 )
 
 // StoreResult is the answer of a store.
 type StoreResult struct {
-	SessionID string   `json:"session_id"`
-	Stored    int      `json:"stored"` // written now; 0 when the same request was stored before
-	Keys      []string `json:"keys"`   // each message's REM LOOKUP key
+	SessionID uuid.UUID `json:"session_id"`
+	Stored    int       `json:"stored"` // written now; 0 when the same request was stored before
+	Keys      []string  `json:"keys"`   // each message's REM LOOKUP key
 	// Last is the session's last message after the store: the next
 	// guarded store's StoreOptions.ExpectLast.
 	Last string `json:"last,omitempty"`
@@ -86,9 +85,9 @@ func pending(session, format string, msgs []models.HistoryMessage, body []byte, 
 
 // The results the API shares with the library.
 type (
-	Session     = sessionstore.SessionInfo
-	SessionPage = sessionstore.ListResult
-	SearchHit   = sessionstore.SearchHit
+	Session     = models.SessionInfo
+	SessionPage = models.ListResult
+	SearchHit   = models.SearchHit
 )
 
 // SessionWithMessages is GET /v1/sessions/{id}.
@@ -97,16 +96,11 @@ type SessionWithMessages struct {
 	Messages []models.HistoryMessage `json:"messages"`
 }
 
-// Store stores messages in one transaction. idempotencyKey "" gets a new
-// one: a retry of this call stores once.
-func (c *Client) Store(ctx context.Context, session string, msgs []models.HistoryMessage, idempotencyKey string) (StoreResult, error) {
-	return c.StoreWith(ctx, session, msgs, StoreOptions{IdempotencyKey: idempotencyKey})
-}
-
-// StoreWith stores messages in one transaction, guarded when o says so.
-// Across an outage it is sent again for Options.StoreWindow; when the
+// Store stores messages in one transaction, guarded when o says so. It
+// carries an Idempotency-Key (o's, or a new one), so a resend stores once;
+// across an outage it is sent again for Options.StoreWindow, and when the
 // client gives up, the *Error's Pending holds it for StorePending.
-func (c *Client) StoreWith(ctx context.Context, session string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
+func (c *Client) Store(ctx context.Context, session string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
 	body, err := encodeHistory(msgs)
 	if err != nil {
 		return StoreResult{}, err
@@ -114,13 +108,8 @@ func (c *Client) StoreWith(ctx context.Context, session string, msgs []models.Hi
 	return c.store(ctx, pending(session, "dicts", msgs, body, o))
 }
 
-// StorePydanticAI stores pydantic-ai messages given as their JSON.
-func (c *Client) StorePydanticAI(ctx context.Context, session string, messagesJSON []byte, idempotencyKey string) (StoreResult, error) {
-	return c.StorePydanticAIWith(ctx, session, messagesJSON, StoreOptions{IdempotencyKey: idempotencyKey})
-}
-
-// StorePydanticAIWith is StoreWith for pydantic-ai messages given as their JSON.
-func (c *Client) StorePydanticAIWith(ctx context.Context, session string, messagesJSON []byte, o StoreOptions) (StoreResult, error) {
+// StorePydanticAI is Store for pydantic-ai messages given as their JSON.
+func (c *Client) StorePydanticAI(ctx context.Context, session string, messagesJSON []byte, o StoreOptions) (StoreResult, error) {
 	return c.store(ctx, pending(session, "pydantic-ai", nil, messagesJSON, o))
 }
 
@@ -210,7 +199,7 @@ func (c *Client) LoadPydanticAI(ctx context.Context, session string, o PydanticA
 // the CallID of an audited load completes that load's invocation; without
 // it, the call is appended with its prompt and the history it saw.
 type AuditRecord struct {
-	audit.Exchange
+	models.Exchange
 	AgentName string                  `json:"agent_name,omitempty"`
 	Prompt    string                  `json:"prompt,omitempty"`
 	History   []models.HistoryMessage `json:"history,omitempty"`
@@ -224,15 +213,24 @@ type AuditRecord struct {
 // /v1/sessions/{id}/audit). recorded is false when serve does not audit
 // (DEBUG_AUDIT_SESSION unset there) or the session's dump is full (32 MiB).
 func (c *Client) RecordCall(ctx context.Context, session string, r AuditRecord) (recorded bool, err error) {
+	out, err := c.recordCall(ctx, session, r)
+	return out.Recorded, err
+}
+
+// recorded is serve's answer to an audit record.
+type recorded struct {
+	Recorded bool  `json:"recorded"`
+	Auditing *bool `json:"auditing"` // false: auditing is off there
+}
+
+func (c *Client) recordCall(ctx context.Context, session string, r AuditRecord) (recorded, error) {
+	var out recorded
 	body, err := json.Marshal(r)
 	if err != nil {
-		return false, err
-	}
-	var out struct {
-		Recorded bool `json:"recorded"`
+		return out, err
 	}
 	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/audit", body: body, safety: Unsent}, &out)
-	return out.Recorded, err
+	return out, err
 }
 
 // Lookup returns the full text behind a REM LOOKUP key (bare, or the phrase).
@@ -392,10 +390,10 @@ func (c *Client) Ready(ctx context.Context) error {
 }
 
 // encodeHistory is the store body, checked before it is sent with the
-// library's own check (sessionstore.ValidateMessages): the JSON encoder
+// library's own check (msgcheck.Messages): the JSON encoder
 // would turn invalid UTF-8 into U+FFFD, changing what the caller gave.
 func encodeHistory(msgs []models.HistoryMessage) ([]byte, error) {
-	if err := sessionstore.ValidateMessages(msgs); err != nil {
+	if err := msgcheck.Messages(msgs, false); err != nil {
 		return nil, err
 	}
 	b := []byte{'['}

@@ -23,7 +23,7 @@ func TestRecordCallTime(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	c := agenttest.NewServeClient(t, dbtest.NewSQLite(t), 0, func(o *httpapi.Options) { o.AuditEnabled, o.AuditDir = true, dir })
-	res, err := c.Store(ctx, "rt", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, "")
+	res, err := c.Store(ctx, "rt", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, client.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRecordCallTime(t *testing.T) {
 		if ok, err := c.RecordCall(ctx, "rt", client.AuditRecord{AgentName: r.name, Timestamp: r.at}); err != nil || !ok {
 			t.Fatalf("%s: recorded %v, %v", r.name, ok, err)
 		}
-		got := invocationTime(t, dir, sid, "agent_name", r.name)
+		got := invocationTime(t, dir, sid.String(), "agent_name", r.name)
 		if r.want != "" && got != r.want {
 			t.Errorf("%s: timestamp %q, want %q", r.name, got, r.want)
 		}
@@ -53,7 +53,7 @@ func TestRecordCallTime(t *testing.T) {
 	if _, err := c.LoadPydanticAI(ctx, "rt", client.PydanticAIOptions{Prompt: "p", OnAuditCall: func(s string) { id = s }}); err != nil || id == "" {
 		t.Fatalf("audited load: call %q, %v", id, err)
 	}
-	loaded := invocationTime(t, dir, sid, "call_id", id)
+	loaded := invocationTime(t, dir, sid.String(), "call_id", id)
 	rec, ok := c.Agent().(sdk.Recorder)
 	if !ok {
 		t.Fatal("the agent store is not an sdk.Recorder")
@@ -62,7 +62,7 @@ func TestRecordCallTime(t *testing.T) {
 	if err := rec.RecordCall(ctx, "rt", sdk.CallRecord{Timestamp: given, Exchange: audit.Exchange{CallID: id, LatencyMS: &ms}}); err != nil {
 		t.Fatalf("completing the load's call: %v", err)
 	}
-	if got := invocationTime(t, dir, sid, "call_id", id); got != loaded {
+	if got := invocationTime(t, dir, sid.String(), "call_id", id); got != loaded {
 		t.Errorf("completed call's time %q, want the load's %q", got, loaded)
 	}
 }

@@ -28,13 +28,13 @@ func TestEveryCall(t *testing.T) {
 			{Role: models.RoleAssistant, Content: "", ToolCalls: []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q": "x"}`}}},
 			{Role: models.RoleTool, Content: `{"hits":1}`, ToolCallID: "c1", ToolName: "search"},
 			{Role: models.RoleAssistant, Content: long},
-		}, "idem-1")
+		}, client.StoreOptions{IdempotencyKey: "idem-1"})
 		if err != nil || res.Stored != 4 || len(res.Keys) != 4 {
 			t.Fatalf("store: %+v %v", res, err)
 		}
 		again, err := c.Store(ctx, "chat/1 é", []models.HistoryMessage{{Role: models.RoleUser, Content: "find x"},
 			{Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c1", Name: "search", Arguments: `{"q": "x"}`}}},
-			{Role: models.RoleTool, Content: `{"hits":1}`, ToolCallID: "c1", ToolName: "search"}, {Role: models.RoleAssistant, Content: long}}, "idem-1")
+			{Role: models.RoleTool, Content: `{"hits":1}`, ToolCallID: "c1", ToolName: "search"}, {Role: models.RoleAssistant, Content: long}}, client.StoreOptions{IdempotencyKey: "idem-1"})
 		if err != nil || again.Stored != 0 {
 			t.Fatalf("resend with the same key: %+v %v", again, err)
 		}
@@ -49,7 +49,7 @@ func TestEveryCall(t *testing.T) {
 		if err != nil || !strings.Contains(string(pai), `"tool_call_id":"c1"`) || !strings.Contains(string(pai), `"system-prompt"`) {
 			t.Fatalf("pydantic-ai load: %s %v", pai, err)
 		}
-		if r, err := c.StorePydanticAI(ctx, "pai", pai, ""); err != nil || r.Stored == 0 {
+		if r, err := c.StorePydanticAI(ctx, "pai", pai, client.StoreOptions{}); err != nil || r.Stored == 0 {
 			t.Fatalf("pydantic-ai store: %+v %v", r, err)
 		}
 		if hits, err := c.Search(ctx, "answer", client.SearchOptions{}); err != nil || len(hits) == 0 {
@@ -79,7 +79,7 @@ func TestEveryCall(t *testing.T) {
 		if s, err := c.Cancel(ctx, "chat/1 é", "done"); err != nil || s.Status != "cancelled" {
 			t.Fatalf("cancel: %+v %v", s, err)
 		}
-		_, err = c.Store(ctx, "chat/1 é", []models.HistoryMessage{{Role: models.RoleUser, Content: "more"}}, "")
+		_, err = c.Store(ctx, "chat/1 é", []models.HistoryMessage{{Role: models.RoleUser, Content: "more"}}, client.StoreOptions{})
 		var e *client.Error
 		if !errors.Is(err, client.ErrConflict) || !errors.As(err, &e) || e.RequestID == "" {
 			t.Fatalf("store into a cancelled session: %v", err)
@@ -88,7 +88,7 @@ func TestEveryCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A message the library would refuse is refused before it is sent.
-		_, err = c.Store(ctx, "x", []models.HistoryMessage{{Role: "robot", Content: "hi"}}, "")
+		_, err = c.Store(ctx, "x", []models.HistoryMessage{{Role: "robot", Content: "hi"}}, client.StoreOptions{})
 		if fe, ok := models.AsFieldError(err); !ok || fe.Field != "role" {
 			t.Fatalf("bad role: %#v", err)
 		}

@@ -3,7 +3,7 @@
 // context on every call, and the Python client's retry and resend policy.
 //
 //	c, _ := client.New("http://127.0.0.1:8088", client.Options{APIKey: key, UserID: "alice"})
-//	res, _ := c.Store(ctx, "chat-1", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, "")
+//	res, _ := c.Store(ctx, "chat-1", []models.HistoryMessage{{Role: models.RoleUser, Content: "hi"}}, client.StoreOptions{})
 //	history, _ := c.Load(ctx, "chat-1", client.LoadOptions{})
 //	full, _ := c.Lookup(ctx, res.Keys[0])
 //

@@ -73,7 +73,7 @@ func TestStoreRidesOutAnOutage(t *testing.T) {
 	srv.stop()
 	go func() { time.Sleep(3 * time.Second); srv.start() }()
 	start := time.Now()
-	res, err := c.StoreWith(ctx, "outage", turn, client.StoreOptions{ExpectLast: "empty"})
+	res, err := c.Store(ctx, "outage", turn, client.StoreOptions{ExpectLast: "empty"})
 	if err != nil || res.Stored != 2 {
 		t.Fatalf("store across a 3 s outage: %+v %v", res, err)
 	}
@@ -86,7 +86,7 @@ func TestStoreRidesOutAnOutage(t *testing.T) {
 	}
 	srv.stop()
 	more := []models.HistoryMessage{{Role: models.RoleUser, Content: "q2"}, {Role: models.RoleAssistant, Content: "another paid answer"}}
-	_, err = short.StoreWith(ctx, "outage", more, client.StoreOptions{ExpectLast: res.Last})
+	_, err = short.Store(ctx, "outage", more, client.StoreOptions{ExpectLast: res.Last})
 	var e *client.Error
 	if !errors.As(err, &e) || e.Pending == nil || len(e.Pending.Messages) != 2 || e.Pending.Messages[1].Content != "another paid answer" ||
 		e.RequestID == "" || e.URL != srv.url() || e.Tries < 2 {
@@ -130,7 +130,7 @@ func TestStoreAnswerLostAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := c.Store(ctx, "lost", []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: "a"}}, "")
+	res, err := c.Store(ctx, "lost", []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: "a"}}, client.StoreOptions{})
 	if err != nil || res.Stored != 0 || len(res.Keys) != 2 {
 		t.Fatalf("resend after a lost answer: %+v %v", res, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/models"
 )
 
 // Error is a failed call: an error answer of the server (Status, and the
@@ -61,10 +61,15 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches the sentinel of e's status: errors.Is(err, client.ErrNotFound);
-// a guarded store refused is sessionstore.ErrMoved too, as in the library.
+// a guarded store refused is models.ErrMoved too, as in the library.
 func (e *Error) Is(target error) bool {
-	if target == sessionstore.ErrMoved {
+	switch target {
+	case models.ErrMoved:
 		return e.Status == http.StatusConflict && e.Field == "expect_last"
+	case models.ErrBadRequest:
+		return e.Status == http.StatusBadRequest
+	case models.ErrNotFound:
+		return e.Status == http.StatusNotFound
 	}
 	s, ok := target.(statusErr)
 	return ok && e.Status == int(s)
@@ -76,10 +81,10 @@ func (s statusErr) Error() string { return http.StatusText(int(s)) }
 
 // Sentinels for errors.Is, one per status a caller handles differently.
 var (
-	ErrBadRequest      error = statusErr(http.StatusBadRequest)   // the input was refused; Field names it
+	ErrBadRequest            = models.ErrBadRequest               // the input was refused, here or by serve; Field (or the *models.FieldError) names it
 	ErrUnauthorized    error = statusErr(http.StatusUnauthorized) // no API key, or a wrong one
 	ErrForbidden       error = statusErr(http.StatusForbidden)    // the key may not act for that user
-	ErrNotFound        error = statusErr(http.StatusNotFound)     // no such session for this user, or no text behind a key
+	ErrNotFound              = models.ErrNotFound                 // no such session for this user, or no text behind a key
 	ErrConflict        error = statusErr(http.StatusConflict)     // the session is not active, moved on (a guarded store: Error.Last), or a fork target exists
 	ErrTooLarge        error = statusErr(http.StatusRequestEntityTooLarge)
 	ErrTooManyRequests error = statusErr(http.StatusTooManyRequests) // not retried: the caller decides (RetryAfter)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -606,7 +607,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (er
 	if err := decodeBody(r, &body); err != nil {
 		return err
 	}
-	if err := body.Check(); err != nil {
+	if err := audit.Check(body.Exchange); err != nil {
 		return err
 	}
 	for _, f := range []struct{ name, v string }{{"agent_name", body.AgentName}, {"prompt", body.Prompt}} {
@@ -627,7 +628,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (er
 		if hist, err = models.DecodeHistory(body.History); err != nil {
 			return err
 		}
-		if err := sessionstore.ValidateMessages(hist); err != nil { // what a store would refuse, the dump does too
+		if err := msgcheck.Messages(hist, false); err != nil { // what a store would refuse, the dump does too
 			return err
 		}
 	}
@@ -636,7 +637,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (er
 		return err
 	}
 	if !s.o.AuditEnabled {
-		writeJSON(w, http.StatusOK, map[string]any{"recorded": false, "reason": "auditing is off on this server (DEBUG_AUDIT_SESSION)"})
+		writeJSON(w, http.StatusOK, map[string]any{"recorded": false, "auditing": false, "reason": "auditing is off on this server (DEBUG_AUDIT_SESSION)"})
 		return nil
 	}
 	dir, sid := s.o.AuditDir, info.ID.String() // the file is the session's UUID, never the name as spelled

@@ -42,7 +42,7 @@ func (t *Turn) RecordCall(ex audit.Exchange) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.call.Merge(ex)
+	audit.Merge(&t.call, ex)
 }
 
 // Record queues messages (the user's prompt, the agent's answer, tool

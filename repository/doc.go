@@ -5,7 +5,7 @@
 //
 //	db, err := repository.Open(ctx, "postgres://localhost/app") // or a SQLite path
 //	err = migrations.Up(ctx, db)                                 // package repository/migrations
-//	sessions := repository.New[models.Session](db.DB)            // Insert, Find, Count
+//	sessions := repository.New[table.Session](db.DB)            // Insert, Find, Count
 //
 // Migrations live in repository/migrations (SQL files), Citus administration
 // in repository/citus.

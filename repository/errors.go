@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/remstore/remstore/models"
 )
 
 // Sentinel errors of this package. Open and the session store return them
@@ -13,7 +14,7 @@ import (
 var (
 	// ErrNotFound: no such session, key or message (the session store's
 	// ErrNotFound is this one).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = models.ErrNotFound
 	// ErrUnavailable: the database cannot be reached or opened.
 	ErrUnavailable = errors.New("storage unavailable")
 	// ErrNotMigrated: a read-only command found no remstore tables.

@@ -16,10 +16,11 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 )
 
-func newSession(user string) *models.Session {
-	return &models.Session{
+func newSession(user string) *table.Session {
+	return &table.Session{
 		ID:     uuid.New(),
 		Name:   models.Ptr("s"),
 		Status: models.StatusActive,
@@ -32,14 +33,14 @@ func TestRepositoryRoundTrip(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
-		sessions := repository.New[models.Session](db.DB)
-		msgs := repository.New[models.Message](db.DB)
+		sessions := repository.New[table.Session](db.DB)
+		msgs := repository.New[table.Message](db.DB)
 		s := newSession("alice")
 		if err := sessions.Insert(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		at := time.Date(2024, 1, 15, 10, 30, 0, 123456000, time.UTC)
-		want := models.Message{
+		want := table.Message{
 			ID: uuid.New(), SessionID: s.ID, Role: models.RoleTool,
 			Content:    "héllo \"quoted\" 'single' \\ 🎉",
 			ToolCalls:  models.NullJSON(`{"items":[{"id":"c1","name":"search"}]}`),
@@ -84,9 +85,9 @@ func TestRepositoryFind(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
-		r := repository.New[models.Session](db.DB)
+		r := repository.New[table.Session](db.DB)
 		gone := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		var rows []*models.Session
+		var rows []*table.Session
 		for i, st := range []string{"active", "error", "active", "completed", "active"} {
 			s := newSession("alice")
 			s.Status = st
@@ -140,14 +141,14 @@ func TestRepositoryFind(t *testing.T) {
 		if _, err := r.Find(ctx, repository.Query{Filters: []repository.Filter{{Column: "id; DROP TABLE sessions", Value: 1}}}); err == nil {
 			t.Error("unknown filter column accepted")
 		}
-		many := make([]*models.Message, 2500)
+		many := make([]*table.Message, 2500)
 		for i := range many {
-			many[i] = &models.Message{ID: uuid.New(), SessionID: rows[0].ID, Role: models.RoleUser, Content: strconv.Itoa(i)}
+			many[i] = &table.Message{ID: uuid.New(), SessionID: rows[0].ID, Role: models.RoleUser, Content: strconv.Itoa(i)}
 		}
-		if err := repository.New[models.Message](db.DB).Insert(ctx, many...); err != nil {
+		if err := repository.New[table.Message](db.DB).Insert(ctx, many...); err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := repository.New[models.Message](db.DB).Count(ctx, repository.Query{}); n != 2500 {
+		if n, _ := repository.New[table.Message](db.DB).Count(ctx, repository.Query{}); n != 2500 {
 			t.Errorf("inserted 2,500 messages in chunks, count %d", n)
 		}
 	})

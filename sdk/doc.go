@@ -4,11 +4,11 @@
 //
 // One turn, with any adapter (remopenai, remanthropic, remgenai, remlangchain):
 //
-//	history, _ := store.Load(ctx, "chat-1")          // compressed, tool calls typed
-//	req := remopenai.Messages(history, opts)           // what the SDK sends
+//	h, _ := store.Load(ctx, "chat-1")          // compressed, tool calls typed
+//	req := remopenai.Messages(h.Messages, opts)           // what the SDK sends
 //	resp, _ := client.Chat.Completions.New(ctx, ...)   // the model call
 //	answer, _ := remopenai.FromCompletion(resp)        // what to store
-//	_ = store.Append(ctx, "chat-1", append([]models.HistoryMessage{answer}, results...))
+//	_, _ = store.Append(ctx, "chat-1", append([]models.HistoryMessage{answer}, results...))
 //
 // The adapters pair calls with results through convert.Pair, the rule the
 // pydantic-ai history uses, so every side sees the same conversation.

@@ -33,9 +33,17 @@ func TestDocsGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := goBlock.FindAllSubmatch(doc, -1)
-	if len(blocks) < 5 {
+	if len(blocks) < 6 {
 		t.Fatalf("docs/go.md has %d go programs", len(blocks))
 	}
+	// The first program is the quick start: at most 15 lines, and it runs
+	// through serve too when the one line that opens the store names serve.
+	first := blocks[0][1]
+	if n := bytes.Count(first, []byte("\n")); n > 15 || !bytes.Contains(first, []byte(`":memory:"`)) {
+		t.Fatalf("docs/go.md's first program has %d lines (at most 15) and must open \":memory:\"", n)
+	}
+	serve := agenttest.NewServe(t, dbtest.NewSQLite(t), agenttest.Large)
+	blocks = append(blocks, [][]byte{nil, bytes.Replace(first, []byte(`":memory:"`), []byte(strconv.Quote(serve)), 1)})
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	// Under the module root, so the programs import this checkout; "_" keeps
@@ -61,7 +69,6 @@ func TestDocsGo(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build of docs/go.md's programs: %v\n%s", err, out)
 	}
-	serve := agenttest.NewServe(t, dbtest.NewSQLite(t), agenttest.Large)
 	env := append(providerEnv(t), "REMSTORE_URL="+serve, "REMSTORE_API_KEY="+agenttest.APIKey)
 	for i, b := range blocks {
 		run := exec.Command(filepath.Join(bin, strconv.Itoa(i)))

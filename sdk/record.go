@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/models"
 )
 
@@ -30,13 +29,14 @@ type Recorder interface {
 
 // CallRecord is one model call of a turn.
 type CallRecord struct {
+	Agent   string // the agent's name (Turn.Agent)
 	Prompt  string
 	History []models.HistoryMessage // what the call was given
 	// Timestamp is when the call began (RunTurn sets it); zero is when it
 	// is recorded. The audit dump's waterfall draws a call from its
 	// timestamp for its latency.
 	Timestamp time.Time
-	audit.Exchange
+	models.Exchange
 }
 
 // maxCaptured bounds a request or response body Transport keeps (the
@@ -105,30 +105,39 @@ func jsonBody(body io.ReadCloser) json.RawMessage {
 	return b
 }
 
-// askRecorded runs ask, timed, and the record of the call when rec is set.
-func askRecorded(ctx context.Context, rec Recorder, session, prompt string, ask Asker, history []models.HistoryMessage) (models.HistoryMessage, error) {
+// askTimed runs ask, timed, and returns the record of the call when rec is
+// set (nil otherwise), for record to keep once the turn's append made the
+// session (a dump is a stored session's).
+func askTimed(ctx context.Context, rec Recorder, agent, prompt string, ask Asker, history []models.HistoryMessage) (models.HistoryMessage, *CallRecord, error) {
 	if rec == nil {
-		return ask(ctx, history)
+		answer, err := ask(ctx, history)
+		return answer, nil, err
 	}
 	c := &capture{}
 	start := time.Now()
 	answer, err := ask(context.WithValue(ctx, captureKey{}, c), history)
 	ms := float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		return answer, err
+		return answer, nil, err
 	}
-	r := CallRecord{Prompt: prompt, History: history, Timestamp: start, Exchange: exchangeOf(answer, c, ms)}
-	if rerr := rec.RecordCall(ctx, session, r); rerr != nil {
-		slog.Warn("remstore: recording a model call failed", "session", session, "err", rerr)
+	return answer, &CallRecord{Agent: agent, Prompt: prompt, History: history, Timestamp: start, Exchange: exchangeOf(answer, c, ms)}, nil
+}
+
+// record keeps r through rec; recording never fails a turn (it is logged).
+func record(ctx context.Context, rec Recorder, session string, r *CallRecord) {
+	if r == nil {
+		return
 	}
-	return answer, nil
+	if err := rec.RecordCall(ctx, session, *r); err != nil {
+		slog.Warn("remstore: recording a model call failed", "session", session, "err", err)
+	}
 }
 
 // exchangeOf is the record of one call: the request and response bodies
 // Transport saw (the tools and settings read from the request), else the
 // answer as stored; the model and usage as the answer carries them.
-func exchangeOf(answer models.HistoryMessage, c *capture, ms float64) audit.Exchange {
-	ex := audit.Exchange{LatencyMS: &ms, Request: c.request, Answer: c.response}
+func exchangeOf(answer models.HistoryMessage, c *capture, ms float64) models.Exchange {
+	ex := models.Exchange{LatencyMS: &ms, Request: c.request, Answer: c.response}
 	if ex.Answer == nil {
 		ex.Answer, _ = answer.MarshalJSON()
 	}

@@ -7,106 +7,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/remstore/remstore/audit"
+	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/sessionstore"
-	"github.com/remstore/remstore/settings"
 	"github.com/remstore/remstore/visible"
 )
-
-// Store is where a Go agent keeps its conversation. Load returns the
-// history as the next request needs it: long answers cut to their REM
-// LOOKUP hint, tool calls, usage, model and reasoning included (a load with
-// extras). Append stores one turn's messages, all or none. Lookup returns
-// the full text behind a key. Clear soft-deletes the session's messages
-// (they stay in the table for audit; their keys find nothing after).
-type Store interface {
-	Load(ctx context.Context, session string) ([]models.HistoryMessage, error)
-	Append(ctx context.Context, session string, msgs []models.HistoryMessage) error
-	Lookup(ctx context.Context, key string) (string, error)
-	Clear(ctx context.Context, session string) error
-}
-
-// Guarded is a Store that can refuse to interleave two turns: LoadAt also
-// says the session's last message, and AppendIf stores only while the
-// session's last message is still expectLast (sessionstore.Empty for none),
-// answering the new last one; when the session moved on it stores nothing
-// and the error is ErrMoved. Library and the client's Agent are Guarded, and
-// RunTurn uses it whenever the store is.
-type Guarded interface {
-	Store
-	LoadAt(ctx context.Context, session string) (history []models.HistoryMessage, last string, err error)
-	AppendIf(ctx context.Context, session string, msgs []models.HistoryMessage, expectLast string) (last string, err error)
-}
-
-// ErrMoved is a guarded append refused because another turn wrote to the
-// session since it was loaded (errors.Is, through the library and the
-// client alike): load again, then run the turn again or store on top.
-var ErrMoved = sessionstore.ErrMoved
-
-// Library is a Store on the library: every call goes to st.
-func Library(st *sessionstore.Store) Guarded { return library{st} }
-
-type library struct{ st *sessionstore.Store }
-
-func (l library) LoadAt(ctx context.Context, session string) ([]models.HistoryMessage, string, error) {
-	var last string
-	h, err := l.st.Load(ctx, session, sessionstore.LoadOptions{Extras: true, OnLast: func(v string) { last = v }})
-	return h, last, err
-}
-
-func (l library) AppendIf(ctx context.Context, session string, msgs []models.HistoryMessage, expectLast string) (string, error) {
-	res, err := l.st.StoreWith(ctx, session, msgs, sessionstore.StoreOptions{ExpectLast: expectLast})
-	return res.Last, err
-}
-
-func (l library) Load(ctx context.Context, session string) ([]models.HistoryMessage, error) {
-	return l.st.Load(ctx, session, sessionstore.LoadOptions{Extras: true})
-}
-
-func (l library) Append(ctx context.Context, session string, msgs []models.HistoryMessage) error {
-	_, err := l.st.StoreMessages(ctx, session, msgs, "")
-	return err
-}
-
-func (l library) Clear(ctx context.Context, session string) error {
-	_, err := l.st.ClearMessages(ctx, session)
-	if errors.Is(err, sessionstore.ErrNotFound) {
-		return nil // nothing to clear
-	}
-	return err
-}
-
-func (l library) Lookup(ctx context.Context, key string) (string, error) {
-	return l.st.Lookup(ctx, key)
-}
-
-// RecordCall writes the call to the session's audit dump when
-// DEBUG_AUDIT_SESSION is set (settings: the process environment, read at
-// each call; DEBUG_AUDIT_DIR says where).
-func (l library) RecordCall(ctx context.Context, session string, r CallRecord) error {
-	cfg, err := settings.Load(settings.Options{NoDotEnv: true})
-	if err != nil || !cfg.AuditEnabled {
-		return err
-	}
-	if r.CallID == "" {
-		r.CallID = audit.NewCallID()
-	}
-	// The dump is named by the session's UUID, never by the name as given:
-	// another tenant's session may be named alike.
-	sid, err := l.st.ResolveID(ctx, session)
-	if err != nil {
-		return err
-	}
-	return audit.Append(ctx, cfg.AuditDir, sid.String(), audit.Invocation{Timestamp: r.Timestamp, Prompt: r.Prompt, RawSessionHistory: r.History, Exchange: r.Exchange})
-}
 
 // The REM LOOKUP tool every adapter offers under its SDK's tool type, as
 // the MCP server offers it.
 const (
-	LookupToolName        = sessionstore.LookupToolName
-	LookupToolDescription = sessionstore.LookupToolDescription
+	LookupToolName        = compressor.LookupToolName
+	LookupToolDescription = compressor.LookupToolDescription
 )
 
 // LookupToolParameters is the tool's JSON Schema: {"key": string}, required.
@@ -135,7 +46,7 @@ func RunLookup(ctx context.Context, st Store, arguments string) (string, error) 
 	switch {
 	case err == nil:
 		return full, nil
-	case errors.Is(err, sessionstore.ErrNotFound), isFieldError(err):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrBadRequest):
 		return fmt.Sprintf("no message for key %q: %v", a.Key, err), nil
 	}
 	return "", err
@@ -154,8 +65,6 @@ func HandleLookup(ctx context.Context, st Store, c models.ToolCall) (m models.Hi
 	return ToolResult(c, out), true, nil
 }
 
-func isFieldError(err error) bool { _, ok := models.AsFieldError(err); return ok }
-
 // ToolResult is the message to store for a call's result: role tool, the
 // call's id and name, its arguments (as tool_arguments, which the peer's
 // pydantic-ai history reads), content as the tool returned it.
@@ -165,88 +74,6 @@ func ToolResult(call models.ToolCall, content string) models.HistoryMessage {
 		m.ToolArguments = obj
 	}
 	return m
-}
-
-// DefaultMaxRounds bounds the model calls of one RunTurn.
-const DefaultMaxRounds = 8
-
-// Asker is one model call: the request built from the history with an
-// adapter, sent with its SDK, the answer mapped back (remopenai.FromCompletion,
-// remanthropic.FromMessage, ...).
-type Asker func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error)
-
-// Tooler runs one tool call and returns the message to store for it
-// (ToolResult, or remgenai.ToolResult for an object).
-type Tooler func(ctx context.Context, call models.ToolCall) (models.HistoryMessage, error)
-
-// RunTurn is one turn of an agent, whatever the SDK: it stores prompt as the
-// user's message, then, until the model answers without a tool call (at most
-// DefaultMaxRounds calls), loads the session, asks the model, runs each call
-// (rem_lookup itself, the others through tool) and stores the answer with its
-// results in one Append, all or nothing. It returns the last answer.
-//
-// On a Guarded store every append names the last message the turn saw, so
-// a second turn racing on the session fails with ErrMoved rather than
-// weave its messages into this one's.
-func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, tool Tooler) (models.HistoryMessage, error) {
-	g, guarded := st.(Guarded)
-	last := ""
-	appendTurn := func(msgs []models.HistoryMessage) error {
-		if !guarded {
-			return st.Append(ctx, session, msgs)
-		}
-		var err error
-		last, err = g.AppendIf(ctx, session, msgs, last)
-		return err
-	}
-	load := func() ([]models.HistoryMessage, error) {
-		if !guarded {
-			return st.Load(ctx, session)
-		}
-		h, now, err := g.LoadAt(ctx, session)
-		if err == nil && last != "" && now != last { // someone wrote since this turn's own append
-			err = &sessionstore.MovedError{Expected: last, Last: now}
-		}
-		last = now
-		return h, err
-	}
-	if guarded {
-		if _, err := load(); err != nil {
-			return models.HistoryMessage{}, err
-		}
-	}
-	if err := appendTurn([]models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}); err != nil {
-		return models.HistoryMessage{}, err
-	}
-	rec, _ := st.(Recorder)
-	for range DefaultMaxRounds {
-		history, err := load()
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		answer, err := askRecorded(ctx, rec, session, prompt, ask, history)
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		turn := []models.HistoryMessage{answer}
-		for _, c := range answer.ToolCalls {
-			m, ok, err := HandleLookup(ctx, st, c)
-			if !ok {
-				m, err = tool(ctx, c)
-			}
-			if err != nil {
-				return models.HistoryMessage{}, fmt.Errorf("tool %s (call %s): %w", c.Name, c.ID, err)
-			}
-			turn = append(turn, m)
-		}
-		if err := appendTurn(turn); err != nil {
-			return models.HistoryMessage{}, err
-		}
-		if len(answer.ToolCalls) == 0 {
-			return answer, nil
-		}
-	}
-	return models.HistoryMessage{}, fmt.Errorf("no answer without a tool call after %d model calls", DefaultMaxRounds)
 }
 
 // ResultFor is the tool message answering the call callID of answer: the
@@ -283,7 +110,7 @@ func ReasoningFor(i int, t *convert.Turn, provider string) ([]visible.Reasoning,
 // Reasoning returns the items of provider that m carries (ReasoningKey),
 // as stored. The adapters send ReasoningFor's, the view's, instead.
 func Reasoning(m *models.HistoryMessage, provider string) ([]json.RawMessage, error) {
-	raw, ok := m.ExtraRaw(sessionstore.ReasoningKey)
+	raw, ok := m.ExtraRaw(visible.ReasoningKey)
 	if !ok {
 		return nil, nil
 	}
@@ -292,7 +119,7 @@ func Reasoning(m *models.HistoryMessage, provider string) ([]json.RawMessage, er
 		Item     json.RawMessage `json:"item"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &models.FieldError{Index: -1, Field: sessionstore.ReasoningKey, Reason: "must be a list of {provider, item}"}
+		return nil, &models.FieldError{Index: -1, Field: visible.ReasoningKey, Reason: "must be a list of {provider, item}"}
 	}
 	var out []json.RawMessage
 	for _, it := range items {
@@ -313,7 +140,7 @@ func WithReasoning(m *models.HistoryMessage, provider string, items []json.RawMe
 		list[i] = map[string]any{"provider": provider, "item": it}
 	}
 	b, _ := json.Marshal(list)
-	m.Extra = append(m.Extra, models.Field{Key: sessionstore.ReasoningKey, Value: b})
+	m.Extra = append(m.Extra, models.Field{Key: visible.ReasoningKey, Value: b})
 }
 
 // WithUsage adds usage (input and output tokens; total when known) and the

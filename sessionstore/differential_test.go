@@ -20,6 +20,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // The write exists twice: the store function on PostgreSQL (and Citus) and
@@ -585,11 +586,11 @@ func dumpRows(t *testing.T, db *repository.DB, sids map[uuid.UUID]bool, callerID
 	for id := range sids {
 		ids = append(ids, id)
 	}
-	var sess []models.Session
+	var sess []table.Session
 	if err := db.NewSelect().Model(&sess).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var msgs []models.Message
+	var msgs []table.Message
 	if err := db.NewSelect().Model(&msgs).Where("session_id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}

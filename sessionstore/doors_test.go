@@ -8,6 +8,7 @@ import (
 	"testing/quick"
 
 	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/internal/viewtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -67,7 +68,7 @@ func TestStoreRefusesWhatNoViewShows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		err = sessionstore.ValidateMessages(ms)
+		err = msgcheck.Messages(ms, false)
 		if c.field == "" {
 			if err != nil {
 				t.Errorf("%s: refused: %v", c.name, err)

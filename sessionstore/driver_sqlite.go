@@ -15,6 +15,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // sqliteDriver runs every call through bun. A store call is one transaction
@@ -67,7 +68,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	if err := p.limits.messages().check(first, len(p.rows)-len(out.existing)); err != nil {
 		return out, err
 	}
-	sess := &models.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
+	sess := &table.Session{ID: p.sid, Name: models.Ptr(p.name), Status: models.StatusActive,
 		UserID: models.Ptr(p.userID), TenantID: models.Ptr(s.userID), CreatedAt: p.now, UpdatedAt: p.now}
 	if _, err := tx.NewInsert().Model(sess).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 		return out, fmt.Errorf("ensure session: %w", err)
@@ -84,7 +85,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	if out.status != models.StatusActive && !p.allowInactive {
 		return out, nil
 	}
-	if _, err := tx.NewUpdate().Model((*models.Session)(nil)).
+	if _, err := tx.NewUpdate().Model((*table.Session)(nil)).
 		Set("updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END", p.now, p.now).Set("deleted_at = NULL").
 		Where("id = ?", p.sid).Exec(ctx); err != nil {
 		return out, fmt.Errorf("touch session: %w", err)
@@ -104,7 +105,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 	for _, e := range out.existing {
 		skip[e.O-1] = true
 	}
-	rows := make([]*models.Message, 0, len(p.rows))
+	rows := make([]*table.Message, 0, len(p.rows))
 	for i, r := range p.rows {
 		if skip[i] {
 			continue
@@ -122,7 +123,7 @@ func writeGo(ctx context.Context, tx bun.Tx, s *Store, p *writePlan, lock func(c
 		row.CreatedAt, row.UpdatedAt = at, at
 		rows = append(rows, &row)
 	}
-	if err := repository.New[models.Message](tx).Insert(ctx, rows...); err != nil {
+	if err := repository.New[table.Message](tx).Insert(ctx, rows...); err != nil {
 		return out, err
 	}
 	if len(rows) > 0 {

@@ -27,7 +27,7 @@ var (
 	// ErrMoved: a guarded store found the session moved on since its
 	// caller loaded it (another turn stored, popped or cleared); nothing
 	// was written. The error is a *MovedError saying what the session holds.
-	ErrMoved = errors.New("the session moved on since it was loaded")
+	ErrMoved = models.ErrMoved
 	// ErrIDReused: a message's id is stored in this session with another
 	// role or text: a resend must carry what it sent (a *ReusedIDError
 	// names the message). Nothing was written.
@@ -53,19 +53,11 @@ func notFound(sid fmt.Stringer) error { return fmt.Errorf("session %s: %w", sid,
 
 // Empty is the guard of a session without a live message of the tenant
 // (StoreOptions.ExpectLast, LoadResult.Last).
-const Empty = "empty"
+const Empty = models.EmptySession
 
 // MovedError is ErrMoved with the session's last live message now (its id,
 // or Empty): reload the history, then run the turn again or store on top.
-type MovedError struct {
-	Expected, Last string
-}
-
-func (e *MovedError) Error() string {
-	return fmt.Sprintf("%v: expected last message %s, the session's last is %s", ErrMoved, e.Expected, e.Last)
-}
-
-func (e *MovedError) Unwrap() error { return ErrMoved }
+type MovedError = models.MovedError
 
 // ReusedIDError is ErrIDReused for message Index of the call.
 type ReusedIDError struct{ Index int }

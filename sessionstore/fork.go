@@ -12,6 +12,7 @@ import (
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // ForkOptions controls Fork.
@@ -46,7 +47,7 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 			nid = alt
 		}
 	}
-	var out *models.Session
+	var out *table.Session
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		src, err := s.getSession(ctx, tx, sid)
 		if err != nil {
@@ -54,7 +55,7 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 		}
 		// The target must not exist for anyone: a fork never writes into
 		// a session, its own or another tenant's.
-		if n, err := repository.New[models.Session](tx).Count(ctx, repository.Query{
+		if n, err := repository.New[table.Session](tx).Count(ctx, repository.Query{
 			Filters: []repository.Filter{{Column: "id", Value: nid}}, IncludeDeleted: true}); err != nil || n > 0 {
 			if err == nil {
 				err = fieldErr(-1, "new_session_id", "session %s already exists", newKey)
@@ -75,7 +76,7 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 			return err
 		}
 		out = forkSession(src, nid, newKey, sessionKey, o.UpTo, s.userID, s.clock())
-		if err := repository.New[models.Session](tx).Insert(ctx, out); err != nil {
+		if err := repository.New[table.Session](tx).Insert(ctx, out); err != nil {
 			if repository.IsUniqueViolation(err) {
 				// A concurrent fork created it after our check: the answer
 				// of the two forks one after the other.
@@ -83,7 +84,7 @@ func (s *Store) Fork(ctx context.Context, sessionKey string, o ForkOptions) (Ses
 			}
 			return err
 		}
-		return repository.New[models.Message](tx).Insert(ctx, copies...)
+		return repository.New[table.Message](tx).Insert(ctx, copies...)
 	})
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("fork %s: %w", sid, err)
@@ -105,14 +106,14 @@ func (o ForkOptions) target(userID string) (string, uuid.UUID, error) {
 }
 
 // fullRows reads the tenant's full rows of a session, for copying.
-func (s *Store) fullRows(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]models.Message, error) {
-	var ms []models.Message
+func (s *Store) fullRows(ctx context.Context, db bun.IDB, sid uuid.UUID) ([]table.Message, error) {
+	var ms []table.Message
 	err := db.NewSelect().Model(&ms).Where("session_id = ? AND tenant_id = ?", sid, s.userID).OrderExpr("created_at, id").Scan(ctx)
 	return ms, err
 }
 
 // forkSession builds the new session row.
-func forkSession(src *models.Session, nid uuid.UUID, newKey, srcKey string, upTo int, tenant string, now time.Time) *models.Session {
+func forkSession(src *table.Session, nid uuid.UUID, newKey, srcKey string, upTo int, tenant string, now time.Time) *table.Session {
 	meta := models.JSONMap{}
 	for k, v := range src.Metadata {
 		if k != "reason" && k != "forked_from" {
@@ -120,16 +121,16 @@ func forkSession(src *models.Session, nid uuid.UUID, newKey, srcKey string, upTo
 		}
 	}
 	meta["forked_from"] = map[string]any{"session_id": src.ID.String(), "session_key": srcKey, "up_to": upTo, "at": models.FormatTimestamp(now)}
-	return &models.Session{ID: nid, Name: models.Ptr(newKey), Description: src.Description, AgentName: src.AgentName,
+	return &table.Session{ID: nid, Name: models.Ptr(newKey), Description: src.Description, AgentName: src.AgentName,
 		Status: models.StatusActive, GraphEdges: src.GraphEdges, Metadata: meta, Tags: src.Tags,
 		UserID: src.UserID, TenantID: models.Ptr(tenant), CreatedAt: now, UpdatedAt: now}
 }
 
 // forkRows copies the first upTo live rows with new ids and keys for their
 // new positions; a compaction summary's boundary is mapped to the new positions.
-func forkRows(rows []models.Message, nid uuid.UUID, upTo int, tenant string) []*models.Message {
+func forkRows(rows []table.Message, nid uuid.UUID, upTo int, tenant string) []*table.Message {
 	newPos := map[int]int{}
-	var out []*models.Message
+	var out []*table.Message
 	for p, r := range rows {
 		if r.DeletedAt != nil {
 			continue

@@ -13,6 +13,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // transitions is the lifecycle: active may become completed, cancelled or
@@ -59,7 +60,7 @@ type ExpireOptions struct {
 
 // modifySession runs fn on the session row inside a transaction holding the
 // session's write lock, then saves it.
-func (s *Store) modifySession(ctx context.Context, sessionKey string, fn func(tx bun.Tx, sess *models.Session) error) (SessionInfo, error) {
+func (s *Store) modifySession(ctx context.Context, sessionKey string, fn func(tx bun.Tx, sess *table.Session) error) (SessionInfo, error) {
 	var info SessionInfo
 	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
 		var err error
@@ -70,8 +71,8 @@ func (s *Store) modifySession(ctx context.Context, sessionKey string, fn func(tx
 }
 
 // modifySessionAt is modifySession of one session id.
-func (s *Store) modifySessionAt(ctx context.Context, sid uuid.UUID, fn func(tx bun.Tx, sess *models.Session) error) (SessionInfo, error) {
-	var out *models.Session
+func (s *Store) modifySessionAt(ctx context.Context, sid uuid.UUID, fn func(tx bun.Tx, sess *table.Session) error) (SessionInfo, error) {
+	var out *table.Session
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.drv.lock(ctx, tx, sid); err != nil {
 			return err
@@ -105,7 +106,7 @@ func (s *Store) SetStatus(ctx context.Context, sessionKey, status, reason string
 }
 
 // setStatus is the status part of an update, inside its transaction.
-func (s *Store) setStatus(ctx context.Context, tx bun.Tx, sessionKey string, sess *models.Session, status, reason string) error {
+func (s *Store) setStatus(ctx context.Context, tx bun.Tx, sessionKey string, sess *table.Session, status, reason string) error {
 	if err := CheckTransition(sess.Status, status); err != nil {
 		return err
 	}
@@ -134,12 +135,12 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 		return SessionInfo{}, err
 	}
 	if u.Name != nil {
-		if err := CheckText(-1, "name", *u.Name, models.MaxSessionName); err != nil {
+		if err := models.CheckText(-1, "name", *u.Name, models.MaxSessionName); err != nil {
 			return SessionInfo{}, err
 		}
 	}
 	if u.AgentName != nil {
-		if err := CheckText(-1, "agent_name", *u.AgentName, models.MaxAgentName); err != nil {
+		if err := models.CheckText(-1, "agent_name", *u.AgentName, models.MaxAgentName); err != nil {
 			return SessionInfo{}, err
 		}
 	}
@@ -155,12 +156,12 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 	if u.Status != nil && !models.IsStatus(*u.Status) {
 		return SessionInfo{}, fieldErr(-1, "status", "%q is not active, completed, cancelled or error", *u.Status)
 	}
-	if err := CheckText(-1, "reason", u.Reason, 0); err != nil {
+	if err := models.CheckText(-1, "reason", u.Reason, 0); err != nil {
 		return SessionInfo{}, err
 	}
 	// Everything is checked above; the changes below happen in one
 	// transaction, so a refused transition leaves the session as it was.
-	return s.modifySession(ctx, sessionKey, func(tx bun.Tx, sess *models.Session) error {
+	return s.modifySession(ctx, sessionKey, func(tx bun.Tx, sess *table.Session) error {
 		applyUpdate(sess, u)
 		if u.Status != nil {
 			return s.setStatus(ctx, tx, sessionKey, sess, *u.Status, u.Reason)
@@ -169,7 +170,7 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 	})
 }
 
-func applyUpdate(sess *models.Session, u SessionUpdate) {
+func applyUpdate(sess *table.Session, u SessionUpdate) {
 	if u.Name != nil {
 		sess.Name = models.Ptr(*u.Name)
 	}
@@ -231,21 +232,21 @@ func (s *Store) deleteSession(ctx context.Context, sid uuid.UUID, purge bool) er
 func (s *Store) deleteTx(ctx context.Context, tx bun.Tx, sid uuid.UUID, purge bool) error {
 	now := s.now().UTC()
 	if purge {
-		if _, err := tx.NewDelete().Model((*models.Message)(nil)).Where("session_id = ? AND tenant_id = ?", sid, s.userID).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*table.Message)(nil)).Where("session_id = ? AND tenant_id = ?", sid, s.userID).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw("DELETE FROM "+migrations.PositionsTable+" WHERE session_id = ? AND tenant_id = ?", sid, s.userID).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewDelete().Model((*models.Session)(nil)).Where("id = ?", sid).
+		_, err := tx.NewDelete().Model((*table.Session)(nil)).Where("id = ?", sid).
 			Where("NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = ?)", sid).Exec(ctx)
 		return err
 	}
-	if _, err := tx.NewUpdate().Model((*models.Message)(nil)).Set("deleted_at = ?", now).
+	if _, err := tx.NewUpdate().Model((*table.Message)(nil)).Set("deleted_at = ?", now).
 		Where("session_id = ? AND tenant_id = ? AND deleted_at IS NULL", sid, s.userID).Exec(ctx); err != nil {
 		return err
 	}
-	_, err := tx.NewUpdate().Model((*models.Session)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
+	_, err := tx.NewUpdate().Model((*table.Session)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
 		Where("id = ?", sid).Where("tenant_id = ?", s.userID).Exec(ctx)
 	return err
 }
@@ -264,7 +265,7 @@ func (s *Store) Expire(ctx context.Context, o ExpireOptions) ([]SessionInfo, err
 	if now.IsZero() {
 		now = s.now()
 	}
-	var rows []models.Session
+	var rows []table.Session
 	err := s.db.NewSelect().Model(&rows).Where("session.status = ?", models.StatusActive).
 		Where("session.deleted_at IS NULL").Where("session.tenant_id = ?", s.userID).
 		Where("session.updated_at < ?", now.Add(-o.Idle).UTC()).OrderExpr("session.updated_at, session.id").Scan(ctx)
@@ -281,7 +282,7 @@ func (s *Store) Expire(ctx context.Context, o ExpireOptions) ([]SessionInfo, err
 		if o.Purge {
 			err = s.DeleteSession(ctx, key, true)
 		} else {
-			_, err = s.modifySession(ctx, key, func(_ bun.Tx, sess *models.Session) error {
+			_, err = s.modifySession(ctx, key, func(_ bun.Tx, sess *table.Session) error {
 				if sess.Status != models.StatusActive {
 					return nil // changed since the select
 				}

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/visible"
@@ -87,7 +87,7 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	m := models.HistoryMessage{Role: role, Content: r.Content, Timestamp: &ts}
 	if role == models.RoleTool {
 		m.ToolCallID, m.ToolName = r.ToolCallID, r.ToolName
-		if rawTruthy(r.ToolArgs) {
+		if msgcheck.RawTruthy(r.ToolArgs) {
 			m.ToolArguments = r.ToolArgs
 		}
 	}
@@ -125,7 +125,7 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	if oddCalls != nil {
 		m.Extra = append(m.Extra, models.Field{Key: "tool_calls", Value: oddCalls})
 	}
-	if rawTruthy(r.Usage) {
+	if msgcheck.RawTruthy(r.Usage) {
 		m.Extra = append(m.Extra, models.Field{Key: "usage", Value: r.Usage})
 	}
 	// The trace that wrote the message (the caller's, or the store span's:
@@ -143,27 +143,6 @@ func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 		m.Extra = append(m.Extra, models.Field{Key: "compaction", Value: b})
 	}
 	return m
-}
-
-// rawTruthy is Python's truth value of a JSON value: the peer adds
-// tool_arguments only when it is truthy (not null, false, 0, "", [] or {}).
-func rawTruthy(raw json.RawMessage) bool {
-	t := strings.TrimSpace(string(raw))
-	switch t {
-	case "", "null", "false", `""`, "[]", "{}":
-		return false
-	}
-	if f, err := strconv.ParseFloat(t, 64); err == nil {
-		return f != 0
-	}
-	if t[0] == '[' || t[0] == '{' {
-		// Empty is the opening bracket, white space, the closing one;
-		// anything else is a member (decoding the value to see it was a
-		// seventh of a 1,000-message load, issue 45).
-		inner := strings.TrimSpace(t[1:])
-		return !(len(inner) == 1 && inner[0] == t[0]+2) // '[' + 2 = ']', '{' + 2 = '}'
-	}
-	return true
 }
 
 // LoadOptions controls Load and LoadEach.

@@ -14,12 +14,10 @@ import (
 	"github.com/remstore/remstore/repository"
 )
 
-// The REM LOOKUP tool as every surface offers it to a model (the MCP server,
-// the model SDK adapters under sdk/): one name and one description.
+// The REM LOOKUP tool as every surface offers it to a model (compressor's).
 const (
-	LookupToolName        = "rem_lookup"
-	LookupToolDescription = "Recover the full text of a message that was truncated with " +
-		"'[Message truncated - REM LOOKUP <key> to recover full content]'. Pass the key."
+	LookupToolName        = compressor.LookupToolName
+	LookupToolDescription = compressor.LookupToolDescription
 )
 
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // Names and derived ids no other tenant can take (issue 42: H2, M1).
@@ -171,9 +172,9 @@ func (s *Store) FillIDs(ctx context.Context, msgs []models.HistoryMessage, scope
 
 // sessionOf resolves a session key to the tenant's session and its row:
 // ErrNotFound when the tenant has none by that key.
-func (s *Store) sessionOf(ctx context.Context, key string) (uuid.UUID, *models.Session, error) {
+func (s *Store) sessionOf(ctx context.Context, key string) (uuid.UUID, *table.Session, error) {
 	var sid uuid.UUID
-	var sess *models.Session
+	var sess *table.Session
 	err := s.byName(ctx, key, false, func(id uuid.UUID) error {
 		var err error
 		sid = id

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // Removing messages is what an agent framework's session asks of a store
@@ -119,11 +120,11 @@ func (s *Store) clearMessages(ctx context.Context, sid uuid.UUID) (int, error) {
 // where as deleted and touches the session.
 func (s *Store) softDelete(ctx context.Context, tx bun.Tx, sid uuid.UUID, where string, args ...any) error {
 	now := s.clock()
-	if _, err := tx.NewUpdate().Model((*models.Message)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
+	if _, err := tx.NewUpdate().Model((*table.Message)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
 		Where("session_id = ? AND tenant_id = ? AND deleted_at IS NULL", sid, s.userID).Where(where, args...).Exec(ctx); err != nil {
 		return err
 	}
-	_, err := tx.NewUpdate().Model((*models.Session)(nil)).
+	_, err := tx.NewUpdate().Model((*table.Session)(nil)).
 		Set("updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END", now, now).Where("id = ?", sid).Exec(ctx)
 	return err
 }

@@ -86,18 +86,8 @@ type SearchResult struct {
 	Indexing bool `json:"indexing,omitempty"`
 }
 
-// SearchHit is one message found (or, for SearchAgent, one session).
-type SearchHit struct {
-	SessionID   uuid.UUID `json:"session_id"`
-	SessionName string    `json:"session_name"`
-	AgentName   string    `json:"agent_name,omitempty"`
-	Role        string    `json:"role,omitempty"`      // "" for a session hit
-	Timestamp   string    `json:"timestamp,omitempty"` // the message's, as loads print it; "" for a session hit
-	Index       int       `json:"index"`               // the message's position among the session's live messages (lookup --index); -1 for a session hit
-	Key         string    `json:"key,omitempty"`       // its REM LOOKUP key, if it has one
-	ToolName    string    `json:"tool_name,omitempty"`
-	Snippet     string    `json:"snippet,omitempty"` // the text around the first match
-}
+// SearchHit is models.SearchHit.
+type SearchHit = models.SearchHit
 
 // searchWords are the words of a query under the one rule (internal/words).
 func searchWords(q string) []string { return words.Query(q, maxSearchWords) }
@@ -110,7 +100,7 @@ func (o *SearchOptions) check() error {
 	case !slices.Contains(searchKinds, o.In):
 		return fieldErr(-1, "in", "%q is not %s", o.In, strings.Join(searchKinds, ", "))
 	}
-	if err := CheckText(-1, "q", o.Query, MaxSearchQuery); err != nil {
+	if err := models.CheckText(-1, "q", o.Query, MaxSearchQuery); err != nil {
 		return err
 	}
 	if o.Query == "" {
@@ -138,7 +128,7 @@ func (o *SearchOptions) check() error {
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"agent", o.Agent}, {"tool", o.Tool}} {
-		if err := CheckText(-1, f.name, f.v, MaxSearchQuery); err != nil {
+		if err := models.CheckText(-1, f.name, f.v, MaxSearchQuery); err != nil {
 			return err
 		}
 	}

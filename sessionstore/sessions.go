@@ -14,23 +14,13 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 )
 
-// SessionInfo is a session as callers see it; nothing here loads messages.
-type SessionInfo struct {
-	ID        uuid.UUID      `json:"id"`
-	Name      string         `json:"name"`
-	AgentName string         `json:"agent_name,omitempty"`
-	Status    string         `json:"status"`
-	Settings  map[string]any `json:"settings"`
-	Metadata  map[string]any `json:"metadata"`
-	UserID    string         `json:"user_id,omitempty"`
-	TenantID  string         `json:"tenant_id,omitempty"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
-}
+// SessionInfo is models.SessionInfo.
+type SessionInfo = models.SessionInfo
 
-func infoOf(s *models.Session) SessionInfo {
+func infoOf(s *table.Session) SessionInfo {
 	in := SessionInfo{ID: s.ID, Status: s.Status, Metadata: map[string]any(s.Metadata), CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC()}
 	if in.Metadata == nil {
 		in.Metadata = map[string]any{}
@@ -60,13 +50,8 @@ type ListOptions struct {
 	Cursor        string // from the previous page's NextCursor
 }
 
-// ListResult is one page of sessions, newest first.
-type ListResult struct {
-	Sessions   []SessionInfo `json:"sessions"`
-	Total      int           `json:"total"`
-	Limit      int           `json:"limit"`
-	NextCursor string        `json:"next_cursor,omitempty"`
-}
+// ListResult is models.ListResult.
+type ListResult = models.ListResult
 
 // Listing limits.
 const (
@@ -105,10 +90,10 @@ func (o *ListOptions) normalize() error {
 	}
 	// Checked here, not by the database: bun inlines a value it cannot
 	// encode (a NUL byte) as an error in the SQL, which came back as 503.
-	if err := CheckText(-1, "owner", o.UserID, models.MaxIDLen); err != nil {
+	if err := models.CheckText(-1, "owner", o.UserID, models.MaxIDLen); err != nil {
 		return err
 	}
-	if err := CheckText(-1, "agent", o.AgentName, models.MaxAgentName); err != nil {
+	if err := models.CheckText(-1, "agent", o.AgentName, models.MaxAgentName); err != nil {
 		return err
 	}
 	for _, st := range o.Statuses {
@@ -127,8 +112,8 @@ func (s *Store) owned(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.Where("session.deleted_at IS NULL").Where("session.tenant_id = ?", s.userID)
 }
 
-func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*models.Session, error) {
-	rows, err := repository.New[models.Session](db).Find(ctx, repository.Query{
+func (s *Store) getSession(ctx context.Context, db bun.IDB, sid uuid.UUID) (*table.Session, error) {
+	rows, err := repository.New[table.Session](db).Find(ctx, repository.Query{
 		Filters: []repository.Filter{{Column: "id", Value: sid}, {Column: "tenant_id", Value: s.userID}}, Limit: 1})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", sid, err)
@@ -157,7 +142,7 @@ func (s *Store) SessionInfo(ctx context.Context, sessionKey string) (SessionInfo
 	if err := s.on(); err != nil {
 		return SessionInfo{}, err
 	}
-	var sess *models.Session
+	var sess *table.Session
 	err := s.byName(ctx, sessionKey, false, func(sid uuid.UUID) error {
 		var err error
 		sess, err = s.getSession(ctx, s.db, sid)
@@ -202,11 +187,11 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (ListResult, er
 	}
 	// bun directly rather than Repository[T]: the keyset cursor and the
 	// time ranges are conditions Repository's column filters do not express.
-	total, err := filter(s.db.NewSelect().Model((*models.Session)(nil))).Count(ctx)
+	total, err := filter(s.db.NewSelect().Model((*table.Session)(nil))).Count(ctx)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("list sessions: %w", err)
 	}
-	var rows []models.Session
+	var rows []table.Session
 	q := filter(s.db.NewSelect().Model(&rows)).OrderExpr("session.created_at DESC, session.id DESC").Limit(int64(o.Limit) + 1)
 	if o.Cursor != "" {
 		c, err := decodeCursor(o.Cursor)

@@ -16,6 +16,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -83,7 +84,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if res.SessionID != sid || len(res.Keys) != 5 || res.Keys[4] != fmt.Sprintf("session-%s-msg-4", sid) {
 			t.Fatalf("result %+v", res)
 		}
-		rows, err := repository.New[models.Message](db).Find(ctx, repository.Query{
+		rows, err := repository.New[table.Message](db).Find(ctx, repository.Query{
 			Filters: []repository.Filter{{Column: "session_id", Value: sid}}})
 		if err != nil || len(rows) != 5 {
 			t.Fatalf("rows %d, %v", len(rows), err)
@@ -158,7 +159,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 		if err != nil || res2.Existing != 1 || res2.Keys[0] != res.Keys[1] {
 			t.Fatalf("retry: %+v %v", res2, err)
 		}
-		if n, _ := repository.New[models.Message](db).Count(ctx, repository.Query{}); n != 5 {
+		if n, _ := repository.New[table.Message](db).Count(ctx, repository.Query{}); n != 5 {
 			t.Fatalf("retry wrote a row: %d", n)
 		}
 	})
@@ -538,7 +539,7 @@ func TestStorageDisabled(t *testing.T) {
 	if _, err := s.Lookup(ctx, "session-k-msg-0"); !errors.Is(err, repository.ErrNotFound) {
 		t.Fatal(err)
 	}
-	if n, _ := repository.New[models.Message](db).Count(ctx, repository.Query{}); n != 0 {
+	if n, _ := repository.New[table.Message](db).Count(ctx, repository.Query{}); n != 0 {
 		t.Fatalf("disabled store wrote %d rows", n)
 	}
 }
@@ -615,8 +616,8 @@ func TestSessionNameAndBestEffort(t *testing.T) {
 }
 
 // sessionRow reads a session's row as it is stored.
-func sessionRow(ctx context.Context, db *repository.DB, sid uuid.UUID) (*models.Session, error) {
-	rows, err := repository.New[models.Session](db).Find(ctx, repository.Query{Filters: []repository.Filter{{Column: "id", Value: sid}}})
+func sessionRow(ctx context.Context, db *repository.DB, sid uuid.UUID) (*table.Session, error) {
+	rows, err := repository.New[table.Session](db).Find(ctx, repository.Query{Filters: []repository.Filter{{Column: "id", Value: sid}}})
 	if err != nil || len(rows) != 1 {
 		return nil, fmt.Errorf("session %s: %d rows, %v", sid, len(rows), err)
 	}

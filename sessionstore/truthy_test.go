@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/remstore/remstore/internal/msgcheck"
 )
 
 // decodedTruthy is the oracle: Python's truth value of the decoded value.
@@ -44,7 +46,7 @@ var truthyCases = []struct {
 
 func TestRawTruthy(t *testing.T) {
 	for _, c := range truthyCases {
-		if got := rawTruthy(json.RawMessage(c.raw)); got != c.want {
+		if got := msgcheck.RawTruthy(json.RawMessage(c.raw)); got != c.want {
 			t.Errorf("rawTruthy(%q) = %v, want %v", c.raw, got, c.want)
 		}
 		if c.raw != "" && decodedTruthy([]byte(c.raw)) != c.want { // the oracle agrees with the hand-written table
@@ -63,7 +65,7 @@ func FuzzRawTruthy(f *testing.F) {
 		if !json.Valid(raw) {
 			return
 		}
-		if got, want := rawTruthy(raw), decodedTruthy(raw); got != want {
+		if got, want := msgcheck.RawTruthy(raw), decodedTruthy(raw); got != want {
 			t.Fatalf("rawTruthy(%q) = %v, want %v", raw, got, want)
 		}
 	})

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/sessionstore"
 )
 
 // What the store refuses because it would lose it (SPEC §1), and the words
@@ -50,7 +50,7 @@ func TestValidateRefusesWhatItWouldLose(t *testing.T) {
 		{"timestamps Python reads", models.HistoryMessage{Role: "user", Timestamp: ts("2024-01-15T10:30:00.123456+00:00")}, "", nil},
 		{"naive timestamp", models.HistoryMessage{Role: "user", Timestamp: ts("2024-01-15 10:30:00")}, "", nil},
 	} {
-		err := sessionstore.ValidateMessages([]models.HistoryMessage{{Role: "user", Content: "first"}, c.msg})
+		err := msgcheck.Messages([]models.HistoryMessage{{Role: "user", Content: "first"}, c.msg}, false)
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("%s: refused: %v", c.name, err)

@@ -11,8 +11,10 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 )
 
 // StoreResult says what a store call wrote.
@@ -226,8 +228,8 @@ type writePlan struct {
 	name          string // the session row's name when it is created
 	userID        string // user_id of the rows and of a new session
 	now           time.Time
-	rows          []*models.Message // metadata without message_index and entity_key
-	check         bool              // some ids came from the caller
+	rows          []*table.Message // metadata without message_index and entity_key
+	check         bool             // some ids came from the caller
 	allowInactive bool
 	expect        string // StoreOptions.ExpectLast
 	// limits are checked in the write's transaction, before it writes
@@ -290,7 +292,7 @@ func (s *Store) plan(sid uuid.UUID, sessionKey string, msgs []models.HistoryMess
 		return nil, err
 	}
 	p := &writePlan{sid: sid, name: sessionKey, userID: userID, now: s.clock(), allowInactive: wo.allowInactive,
-		rows: make([]*models.Message, len(msgs)), limits: s.limits}
+		rows: make([]*table.Message, len(msgs)), limits: s.limits}
 	if wo.allowInactive {
 		// A lifecycle message (the reason of a session's final status,
 		// set once) is written even into a full session: it must close.
@@ -372,7 +374,7 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 }
 
 // newRow builds the row of SPEC §2 for one message, without its position.
-func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*models.Message, error) {
+func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*table.Message, error) {
 	id := uuid.New()
 	if m.ID != "" {
 		id = uuid.MustParse(m.ID) // validated
@@ -381,21 +383,21 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 	if m.Timestamp != nil {
 		meta["timestamp"] = *m.Timestamp
 	}
-	row := &models.Message{
+	row := &table.Message{
 		ID: id, SessionID: sid, Role: m.Role, Content: m.Content, Metadata: meta,
 		Tags: models.StringArray{}, GraphEdges: models.JSONList{},
 		UserID: models.Ptr(userID), TenantID: models.Ptr(tenantID),
 	}
 	// The tool fields, agent_schema and model go to metadata only where
 	// keeps says, and only when truthy, exactly as the peer's writer does.
-	if keeps(m.Role, "tool_call_id") {
+	if msgcheck.Keeps(m.Role, "tool_call_id") {
 		if m.ToolCallID != "" {
 			meta["tool_call_id"] = m.ToolCallID
 		}
 		if m.ToolName != "" {
 			meta["tool_name"] = m.ToolName
 		}
-		if rawTruthy(m.ToolArguments) {
+		if msgcheck.RawTruthy(m.ToolArguments) {
 			meta["tool_arguments"] = json.RawMessage(m.ToolArguments)
 		}
 	}
@@ -403,21 +405,12 @@ func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*m
 		if string(f.Value) == "null" {
 			continue
 		}
-		if r := extraRules[f.Key]; r != nil && r.put != nil { // validated: every extra has a rule
-			r.put(row, meta, m, f)
+		if p := puts[f.Key]; p != nil { // validated: every extra has a rule
+			p(row, meta, m, f)
 		}
 	}
 	if len(m.ToolCalls) > 0 {
 		row.ToolCalls = models.NullJSON(append(models.AppendToolCalls([]byte(`{"items":`), m.ToolCalls), '}'))
 	}
 	return row, nil
-}
-
-// keeps says whether a row of role r keeps field f (tool_call_id, tool_name,
-// tool_arguments, agent_schema, model) in its metadata: the peer keeps them
-// for role "tool" alone (not "function"), and remstore keeps the model that
-// wrote an answer too (a model SDK adapter sets it). checkKept refuses what
-// a row would not keep.
-func keeps(r models.Role, f string) bool {
-	return r == models.RoleTool || f == "model" && r.Normalize() == models.RoleAssistant
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -34,7 +35,7 @@ func Export(ctx context.Context, db *repository.DB, w io.Writer, o ExportOptions
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	sq := db.NewSelect().Model((*models.Session)(nil)).OrderExpr("created_at, id")
+	sq := db.NewSelect().Model((*table.Session)(nil)).OrderExpr("created_at, id")
 	mfilter := func(q *bun.SelectQuery) *bun.SelectQuery {
 		if o.TenantID != "" {
 			q = q.Where("tenant_id = ?", o.TenantID)
@@ -52,8 +53,8 @@ func Export(ctx context.Context, db *repository.DB, w io.Writer, o ExportOptions
 		}
 		sq = sq.Where("id = ?", sid)
 	}
-	sub := mfilter(db.NewSelect().Model((*models.Message)(nil)).Column("session_id"))
-	var sessions []models.Session
+	sub := mfilter(db.NewSelect().Model((*table.Message)(nil)).Column("session_id"))
+	var sessions []table.Session
 	if err := sq.Where("id IN (?)", sub).Scan(ctx, &sessions); err != nil {
 		return 0, fmt.Errorf("export sessions: %w", err)
 	}
@@ -68,13 +69,13 @@ func Export(ctx context.Context, db *repository.DB, w io.Writer, o ExportOptions
 		if err := enc.Encode(rec); err != nil {
 			return n, err
 		}
-		rows, err := mfilter(db.NewSelect().Model((*models.Message)(nil)).Where("session_id = ?", s.ID)).
+		rows, err := mfilter(db.NewSelect().Model((*table.Message)(nil)).Where("session_id = ?", s.ID)).
 			OrderExpr("created_at, id").Rows(ctx)
 		if err != nil {
 			return n, fmt.Errorf("export messages: %w", err)
 		}
 		for rows.Next() {
-			var m models.Message
+			var m table.Message
 			if err := db.ScanRow(ctx, rows, &m); err != nil {
 				rows.Close()
 				return n, fmt.Errorf("export messages: %w", err)

@@ -15,8 +15,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -71,7 +73,7 @@ func Import(ctx context.Context, db *repository.DB, r io.Reader, o ImportOptions
 	}
 	var st ImportStats
 	if !o.AllTenants {
-		if err := sessionstore.CheckText(-1, "tenant", o.Tenant, models.MaxIDLen); err != nil || o.Tenant == "" {
+		if err := models.CheckText(-1, "tenant", o.Tenant, models.MaxIDLen); err != nil || o.Tenant == "" {
 			return st, &models.FieldError{Index: -1, Field: "tenant", Reason: "an import acts for one tenant (or for all)"}
 		}
 	}
@@ -207,7 +209,7 @@ func lineErr(line int, field, format string, a ...any) error {
 
 // importBatchIn is one batch as decoded, with the bytes read up to its end.
 type importBatchIn struct {
-	sessions []*models.Session
+	sessions []*table.Session
 	msgs     []importMsg
 	read     int64
 	// the lines each record came from, and the batch's last line
@@ -430,7 +432,7 @@ type importRecord struct {
 // JSON columns as the record gave them (decoded only for SQLite, whose bun
 // insert needs the values; decoding them cost most of an import's time).
 type importMsg struct {
-	m           *models.Message
+	m           *table.Message
 	meta, edges json.RawMessage
 }
 
@@ -467,12 +469,12 @@ func (r *importRecord) times() (created, updated time.Time, deleted *time.Time, 
 	return
 }
 
-// checkTexts applies the store's checks (sessionstore.CheckMessage for role
-// and content, sessionstore.CheckText for the other text columns: valid
+// checkTexts applies the store's checks (msgcheck.CheckMessage for role
+// and content, models.CheckText for the other text columns: valid
 // UTF-8, no NUL, the store's lengths), so an import takes exactly what a
 // store would, on every database.
 func (r *importRecord) checkTexts() error {
-	if err := sessionstore.CheckMessage(-1, string(r.Role), r.Content); err != nil {
+	if err := msgcheck.CheckMessage(-1, string(r.Role), r.Content); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -486,19 +488,19 @@ func (r *importRecord) checkTexts() error {
 		if f.v == nil {
 			continue
 		}
-		if err := sessionstore.CheckText(-1, f.name, *f.v, f.max); err != nil {
+		if err := models.CheckText(-1, f.name, *f.v, f.max); err != nil {
 			return err
 		}
 	}
 	for _, t := range r.Tags {
-		if err := sessionstore.CheckText(-1, "tags", t, 0); err != nil {
+		if err := models.CheckText(-1, "tags", t, 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *importRecord) session() (*models.Session, error) {
+func (r *importRecord) session() (*table.Session, error) {
 	if r.ID == uuid.Nil {
 		return nil, errors.New("id is required")
 	}
@@ -509,7 +511,7 @@ func (r *importRecord) session() (*models.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &models.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
+	s := &table.Session{ID: r.ID, Name: r.Name, Description: r.Description, AgentName: r.AgentName, Status: r.Status,
 		Tags: r.Tags, UserID: r.UserID, TenantID: r.TenantID, CreatedAt: c, UpdatedAt: u, DeletedAt: d}
 	for _, col := range []struct {
 		raw   json.RawMessage
@@ -549,7 +551,7 @@ func (r *importRecord) message() (importMsg, error) {
 	if err != nil {
 		return importMsg{}, err
 	}
-	m := &models.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content,
+	m := &table.Message{ID: r.ID, SessionID: r.SessionID, Role: r.Role, Content: r.Content,
 		Tags: r.Tags, TraceID: r.TraceID, SpanID: r.SpanID,
 		UserID: r.UserID, TenantID: r.TenantID, CreatedAt: c, UpdatedAt: u, DeletedAt: d}
 	if t := bytes.TrimSpace(r.ToolCalls); len(t) > 0 && string(t) != "null" {

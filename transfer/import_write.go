@@ -18,6 +18,7 @@ import (
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/repository/table"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -83,7 +84,7 @@ func (w *writer) write(ctx context.Context, b importBatchIn) (int, error) {
 // checkLimits checks, in the batch's transaction q and before anything of
 // it is written, that the batch passes no limit: its session records, and
 // fresh, the messages it adds (those not in the table yet).
-func (w *writer) checkLimits(ctx context.Context, q sessionstore.LimitTx, b importBatchIn, fresh []*models.Message) error {
+func (w *writer) checkLimits(ctx context.Context, q sessionstore.LimitTx, b importBatchIn, fresh []*table.Message) error {
 	if w.limits == (sessionstore.Limits{}) {
 		return nil
 	}
@@ -152,7 +153,7 @@ func (w *writer) finish(ctx context.Context, ok bool) error {
 }
 
 func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) {
-	msgs := make([]*models.Message, len(b.msgs))
+	msgs := make([]*table.Message, len(b.msgs))
 	for i, im := range b.msgs {
 		msgs[i] = im.m
 		if err := msgs[i].Metadata.Scan([]byte(im.meta)); err != nil {
@@ -226,7 +227,7 @@ func (w *writer) writeSQLite(ctx context.Context, b importBatchIn) (int, error) 
 // sessionsOf lists the sessions msgs go into. An import forgets their kept
 // positions (migrations.PositionsTable): its rows may sort before a store's
 // last row, so the next store counts the session once.
-func sessionsOf(msgs []*models.Message) []uuid.UUID {
+func sessionsOf(msgs []*table.Message) []uuid.UUID {
 	seen := map[uuid.UUID]bool{}
 	var out []uuid.UUID
 	for _, m := range msgs {
@@ -256,7 +257,7 @@ func (w *writer) writePG(ctx context.Context, b importBatchIn) (int, error) {
 		sessSQL = w.db.NewInsert().Model(&b.sessions).On("CONFLICT (id) DO NOTHING").String()
 	}
 	rows := make([][]any, len(b.msgs))
-	msgs := make([]*models.Message, len(b.msgs))
+	msgs := make([]*table.Message, len(b.msgs))
 	for i, im := range b.msgs {
 		m := im.m
 		msgs[i] = m
@@ -366,7 +367,7 @@ func copyRows(ctx context.Context, c *pgx.Conn, rows [][]any) (int64, error) {
 // withoutExisting drops the rows whose id the table already holds (within
 // the batch's sessions once the tables are distributed), and returns the
 // rows left and their messages.
-func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*models.Message, rows [][]any, scoped bool) ([][]any, []*models.Message, error) {
+func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*table.Message, rows [][]any, scoped bool) ([][]any, []*table.Message, error) {
 	// As text: the connection speaks the simple protocol (see repository.Open).
 	ids := make([]string, len(msgs))
 	var sids []string
@@ -403,7 +404,7 @@ func withoutExisting(ctx context.Context, c *pgx.Conn, b importBatchIn, msgs []*
 		return nil, nil, err
 	}
 	var fresh [][]any
-	var freshMsgs []*models.Message
+	var freshMsgs []*table.Message
 	for i, m := range msgs {
 		if _, ok := there[m.ID]; !ok {
 			fresh, freshMsgs = append(fresh, rows[i]), append(freshMsgs, m)
@@ -424,7 +425,7 @@ type stored struct {
 // twice in a file), and refused naming its line when it is another one
 // (another session, tenant, role or text): skipping it would drop it without
 // a word (issue 42).
-func sameAsStored(b importBatchIn, msgs []*models.Message, there map[uuid.UUID]stored) error {
+func sameAsStored(b importBatchIn, msgs []*table.Message, there map[uuid.UUID]stored) error {
 	for i, m := range msgs {
 		st, ok := there[m.ID]
 		if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/table"
 	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/transfer"
 )
@@ -143,7 +144,7 @@ func TestImportResumes(t *testing.T) {
 			if err == nil {
 				t.Fatal("the killed import did not fail")
 			}
-			partial, _ := repository.New[models.Message](dst).Count(ctx, repository.Query{IncludeDeleted: true})
+			partial, _ := repository.New[table.Message](dst).Count(ctx, repository.Query{IncludeDeleted: true})
 			if partial == 0 || partial >= 20 {
 				t.Fatalf("partial import wrote %d messages; the test needs a real half", partial)
 			}
@@ -223,7 +224,7 @@ func TestImportRefusesAnIDTakenByAnotherMessage(t *testing.T) {
 			if fe, ok := models.AsFieldError(err); !ok || fe.Field != want || !strings.Contains(fe.Reason, "stored already as another message") {
 				t.Fatalf("an id taken by another message: %v (want field %q)", err, want)
 			}
-			n, _ := repository.New[models.Message](dst2).Count(ctx, repository.Query{IncludeDeleted: true})
+			n, _ := repository.New[table.Message](dst2).Count(ctx, repository.Query{IncludeDeleted: true})
 			if n != 20 {
 				t.Errorf("%d messages after the refused batch", n)
 			}

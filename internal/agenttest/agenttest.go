@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/client"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
@@ -54,7 +55,7 @@ func Backends() []Backend {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return sdk.Library(st)
+			return remstore.Library(st)
 		}}
 	}
 	serve := func(name string, open func(testing.TB) *repository.DB) Backend {

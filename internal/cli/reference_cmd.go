@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/remstore/remstore/httpapi"
-	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -65,7 +65,7 @@ func writeReference(w io.Writer, root *cobra.Command) error {
 	p("`--extras` load stores back); any other key is refused naming it, with the nearest one suggested.\n")
 	p("A value the row would not keep (a tool field off a `tool` row, say) is refused too.\n\n")
 	p("| key | where a stored row keeps it |\n|---|---|\n")
-	for _, k := range sessionstore.MessageKeys() {
+	for _, k := range msgcheck.MessageKeys() {
 		p("| `%s` | %s |\n", k.Name, cell(k.Keeps))
 	}
 

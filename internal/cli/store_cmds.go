@@ -13,6 +13,7 @@ import (
 
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/convert"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
@@ -160,11 +161,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 			}
 			// Checked before the database is opened: bad input is exit 2
 			// whether or not a database is there.
-			validate := sessionstore.ValidateMessages
-			if decoded {
-				validate = sessionstore.ValidateDecoded
-			}
-			if err := validate(msgs); err != nil {
+			if err := msgcheck.Messages(msgs, decoded); err != nil {
 				return locate(err)
 			}
 			s, db, err := e.openStore(writes)

@@ -3,8 +3,8 @@
 // tool_result blocks) and a response back to the message to store; it imports
 // no other model SDK.
 //
-//	history, _ := store.Load(ctx, "chat-1")
-//	system, msgs, _ := remanthropic.Messages(history, remanthropic.Options{System: "You are helpful."})
+//	h, _ := store.Load(ctx, "chat-1")
+//	system, msgs, _ := remanthropic.Messages(h.Messages, remanthropic.Options{System: "You are helpful."})
 //	resp, _ := client.Messages.New(ctx, anthropic.MessageNewParams{Model: model, MaxTokens: 1024,
 //		System: system, Messages: msgs, Tools: append(tools, remanthropic.LookupTool())})
 //	answer, _ := remanthropic.FromMessage(resp)
@@ -12,7 +12,7 @@
 //	for _, c := range answer.ToolCalls {
 //		turn = append(turn, sdk.ToolResult(c, run(c)))
 //	}
-//	_ = store.Append(ctx, "chat-1", turn)
+//	_, _ = store.Append(ctx, "chat-1", turn)
 //
 // Thinking and redacted thinking blocks are kept whole (the reasoning key,
 // provider "anthropic") and sent back before the answer's text and tool

@@ -3,8 +3,8 @@
 // system instruction apart) and a response back to the message to store; it
 // imports no other model SDK.
 //
-//	history, _ := store.Load(ctx, "chat-1")
-//	system, contents, _ := remgenai.Contents(history, remgenai.Options{System: "You are helpful."})
+//	h, _ := store.Load(ctx, "chat-1")
+//	system, contents, _ := remgenai.Contents(h.Messages, remgenai.Options{System: "You are helpful."})
 //	resp, _ := client.Models.GenerateContent(ctx, model, contents, &genai.GenerateContentConfig{
 //		SystemInstruction: system, Tools: []*genai.Tool{{FunctionDeclarations: append(decls, remgenai.LookupDeclaration())}}})
 //	answer, _ := remgenai.FromResponse(resp)
@@ -12,7 +12,7 @@
 //	for _, c := range answer.ToolCalls {
 //		turn = append(turn, remgenai.ToolResult(c, map[string]any{"output": run(c)}))
 //	}
-//	_ = store.Append(ctx, "chat-1", turn)
+//	_, _ = store.Append(ctx, "chat-1", turn)
 //
 // A function response is an object: a stored tool result whose text is a JSON
 // object is sent as that object, any other as {"output": text}. Thought parts

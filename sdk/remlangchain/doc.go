@@ -4,15 +4,15 @@
 // the []llms.MessageContent that llms.Model.GenerateContent sends and an answer
 // back; it imports no other model SDK.
 //
-//	history, _ := store.Load(ctx, "chat-1")
-//	msgs, _ := remlangchain.MessageContents(history, remlangchain.Options{System: "You are helpful."})
+//	h, _ := store.Load(ctx, "chat-1")
+//	msgs, _ := remlangchain.MessageContents(h.Messages, remlangchain.Options{System: "You are helpful."})
 //	resp, _ := llm.GenerateContent(ctx, msgs, llms.WithTools(append(tools, remlangchain.LookupTool())))
 //	answer, _ := remlangchain.FromChoice(resp.Choices[0])
 //	turn := []models.HistoryMessage{answer}
 //	for _, c := range answer.ToolCalls {
 //		turn = append(turn, sdk.ToolResult(c, run(c)))
 //	}
-//	_ = store.Append(ctx, "chat-1", turn)
+//	_, _ = store.Append(ctx, "chat-1", turn)
 //
 // langchaingo keeps a deepseek-style ReasoningContent on a choice; it is kept in
 // the reasoning key (provider "langchaingo") and, as langchaingo itself does,

@@ -6,9 +6,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/repository"
 	"github.com/remstore/remstore/repository/migrations"
-	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remlangchain"
 	"github.com/remstore/remstore/sessionstore"
 )
@@ -19,7 +19,7 @@ func ExampleHistory() {
 	db, _ := repository.Open(ctx, ":memory:")
 	_ = migrations.Up(ctx, db)
 	lib, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
-	h := remlangchain.NewHistory(sdk.Library(lib), "chat-1")
+	h := remlangchain.NewHistory(remstore.Library(lib), "chat-1")
 	_ = h.AddUserMessage(ctx, "weather?")
 	_ = h.AddMessage(ctx, llms.AIChatMessage{ToolCalls: []llms.ToolCall{{ID: "c1", Type: "function",
 		FunctionCall: &llms.FunctionCall{Name: "get_weather", Arguments: `{"city":"Lisbon"}`}}}})

@@ -3,6 +3,7 @@ package remlangchain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -133,7 +134,8 @@ func (h *History) AddMessage(ctx context.Context, msg llms.ChatMessage) error {
 	if err != nil {
 		return err
 	}
-	return h.st.Append(ctx, h.session, []models.HistoryMessage{m})
+	_, err = h.st.Append(ctx, h.session, []models.HistoryMessage{m})
+	return err
 }
 
 // AddUserMessage stores a human message.
@@ -147,7 +149,13 @@ func (h *History) AddAIMessage(ctx context.Context, text string) error {
 }
 
 // Clear soft-deletes the session's messages (kept for audit).
-func (h *History) Clear(ctx context.Context) error { return h.st.Clear(ctx, h.session) }
+func (h *History) Clear(ctx context.Context) error {
+	_, err := h.st.Clear(ctx, h.session)
+	if errors.Is(err, sdk.ErrNotFound) {
+		return nil // nothing to clear
+	}
+	return err
+}
 
 // SetMessages replaces the session's messages: a clear, then one store of
 // them all (two calls: a reader in between sees the session empty).
@@ -169,15 +177,17 @@ func (h *History) SetMessages(ctx context.Context, msgs []llms.ChatMessage) erro
 	if len(hist) == 0 {
 		return nil
 	}
-	return h.st.Append(ctx, h.session, hist)
+	_, err := h.st.Append(ctx, h.session, hist)
+	return err
 }
 
 // Messages loads the session as langchaingo messages.
 func (h *History) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
-	hist, err := h.st.Load(ctx, h.session)
+	loaded, err := h.st.Load(ctx, h.session)
 	if err != nil {
 		return nil, err
 	}
+	hist := loaded.Messages
 	var out []llms.ChatMessage
 	err = convert.WalkAll(hist, func(i int, m *models.HistoryMessage, t *convert.Turn) error {
 		if t == nil {

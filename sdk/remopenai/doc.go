@@ -4,8 +4,8 @@
 //
 // A turn on Chat Completions:
 //
-//	history, _ := store.Load(ctx, "chat-1")
-//	msgs, _ := remopenai.Messages(history, remopenai.Options{System: "You are helpful."})
+//	h, _ := store.Load(ctx, "chat-1")
+//	msgs, _ := remopenai.Messages(h.Messages, remopenai.Options{System: "You are helpful."})
 //	resp, _ := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 //		Model: openai.ChatModelGPT4o, Messages: msgs, Tools: append(tools, remopenai.LookupTool())})
 //	answer, _ := remopenai.FromCompletion(resp)
@@ -13,7 +13,7 @@
 //	for _, c := range answer.ToolCalls {
 //		turn = append(turn, sdk.ToolResult(c, run(c)))  // sdk.HandleLookup runs rem_lookup
 //	}
-//	_ = store.Append(ctx, "chat-1", turn)
+//	_, _ = store.Append(ctx, "chat-1", turn)
 //
 // What the history cannot carry is refused with an error naming the field, never
 // dropped: a refusal, audio, a custom tool call, a deprecated function_call, an

@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/internal/fakellm"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -24,13 +25,14 @@ func Example() {
 	db, _ := repository.Open(ctx, ":memory:")
 	_ = migrations.Up(ctx, db)
 	lib, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice"})
-	store := sdk.Library(lib)
+	store := remstore.Library(lib)
 	fake := httptest.NewServer(fakellm.OpenAI(&fakellm.Recorder{}))
 	defer fake.Close()
 	llm := openai.NewClient(option.WithBaseURL(fake.URL), option.WithAPIKey("k"))
 
-	_ = store.Append(ctx, "trip", []models.HistoryMessage{{Role: models.RoleUser, Content: "Weather in Lisbon, and the guide?"}})
-	history, _ := store.Load(ctx, "trip")
+	_, _ = store.Append(ctx, "trip", []models.HistoryMessage{{Role: models.RoleUser, Content: "Weather in Lisbon, and the guide?"}})
+	historyh, _ := store.Load(ctx, "trip")
+	history := historyh.Messages
 	msgs, _ := remopenai.Messages(history, remopenai.Options{System: "You are a travel agent."})
 	resp, _ := llm.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: msgs})
 	answer, _ := remopenai.FromCompletion(resp)
@@ -39,8 +41,9 @@ func Example() {
 		fmt.Println("call", c.ID, c.Name, c.Arguments)
 		turn = append(turn, sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)))
 	}
-	_ = store.Append(ctx, "trip", turn)
-	stored, _ := store.Load(ctx, "trip")
+	_, _ = store.Append(ctx, "trip", turn)
+	storedh, _ := store.Load(ctx, "trip")
+	stored := storedh.Messages
 	fmt.Println(len(stored), "messages;", stored[2].Role, stored[2].ToolCallID)
 	// Output:
 	// call call_0 get_weather {"city": "Lisbon"}

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/agenttest"
@@ -44,7 +45,7 @@ func TestChatCallsAreRecordedAsSent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				st = sdk.Library(s)
+				st = remstore.Library(s)
 			} else {
 				st = agenttest.NewServeClient(t, db, 0, func(o *httpapi.Options) { o.AuditEnabled, o.AuditDir = true, dir }).Agent()
 			}

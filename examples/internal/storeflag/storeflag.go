@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/client"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -56,7 +57,7 @@ func (f Flags) Open(ctx context.Context) (sdk.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdk.Library(s), nil
+	return remstore.Library(s), nil
 }
 
 // WeatherSchema is the JSON Schema of the examples' get_weather tool.

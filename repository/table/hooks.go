@@ -1,9 +1,10 @@
-package models
+package table
 
 import (
 	"context"
 	"time"
 
+	"github.com/remstore/remstore/models"
 	"github.com/uptrace/bun"
 )
 
@@ -29,15 +30,15 @@ var (
 // one row with a NULL tags, graph_edges or metadata empties the whole session
 // for every reader (SPEC §2). bun writes a nil slice or map as NULL, so every
 // insert and update fills them with the column defaults here, in one place.
-func fillDefaults(tags *StringArray, edges *JSONList, meta *JSONMap) {
+func fillDefaults(tags *models.StringArray, edges *models.JSONList, meta *models.JSONMap) {
 	if *tags == nil {
-		*tags = StringArray{}
+		*tags = models.StringArray{}
 	}
 	if *edges == nil {
-		*edges = JSONList{}
+		*edges = models.JSONList{}
 	}
 	if *meta == nil {
-		*meta = JSONMap{}
+		*meta = models.JSONMap{}
 	}
 }
 
@@ -70,7 +71,7 @@ func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
 // code that renders an INSERT without running them (import's COPY path).
 func (s *Session) FillDefaults() {
 	if s.Status == "" {
-		s.Status = StatusActive
+		s.Status = models.StatusActive
 	}
 	fillDefaults(&s.Tags, &s.GraphEdges, &s.Metadata)
 }

@@ -1,0 +1,106 @@
+package remstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/repository"
+	"github.com/remstore/remstore/repository/migrations"
+	"github.com/remstore/remstore/sdk"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// The types of a store, named here so that a program needs this package
+// alone; they are sdk's and models', the types package client uses.
+type (
+	Store         = sdk.Store
+	LoadOptions   = sdk.LoadOptions
+	History       = sdk.History
+	AppendOptions = sdk.AppendOptions
+	Appended      = sdk.Appended
+	Message       = models.HistoryMessage
+	ToolCall      = models.ToolCall
+	FieldError    = models.FieldError
+)
+
+// The roles of a message.
+const (
+	RoleUser      = models.RoleUser
+	RoleAssistant = models.RoleAssistant
+	RoleTool      = models.RoleTool
+	RoleSystem    = models.RoleSystem
+)
+
+// The errors of a store, for errors.Is.
+var (
+	ErrBadRequest = models.ErrBadRequest // input refused; a *FieldError names the field
+	ErrNotFound   = models.ErrNotFound   // no such session or key for this user
+	ErrMoved      = models.ErrMoved      // a guarded append refused: another turn wrote first
+)
+
+// Options configure Open.
+type Options struct {
+	// User is whose sessions the store reads and writes (a session name
+	// is the user's own). "" is "anonymous", as the Python service's.
+	User string
+	// Migrate creates or upgrades the tables on open (always for
+	// ":memory:"). Without it, a database must have been migrated
+	// (`remstore migrate`).
+	Migrate bool
+	// APIKey is sent to a serve URL (Authorization: Bearer); "" is
+	// REMSTORE_API_KEY's value.
+	APIKey string
+}
+
+// Open opens a store. dsn is a SQLite file path, ":memory:", a PostgreSQL
+// URL (postgres:// or postgresql://) or the URL of a remstore serve
+// (http:// or https://).
+func Open(ctx context.Context, dsn string, o Options) (Store, error) {
+	if o.User == "" {
+		o.User = "anonymous"
+	}
+	if strings.HasPrefix(dsn, "http://") || strings.HasPrefix(dsn, "https://") {
+		if o.APIKey == "" {
+			o.APIKey = os.Getenv("REMSTORE_API_KEY")
+		}
+		c, err := client.New(dsn, client.Options{APIKey: o.APIKey, UserID: o.User})
+		if err != nil {
+			return nil, err
+		}
+		return c.Agent(), nil
+	}
+	db, err := repository.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if o.Migrate || dsn == ":memory:" {
+		if err := migrations.Up(ctx, db); err != nil {
+			return nil, errors.Join(err, db.Close())
+		}
+	}
+	st, err := sessionstore.New(db, sessionstore.Options{UserID: o.User})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return &embedded{st: st, db: db}, nil
+}
+
+// Library is a Store on a library store the caller made
+// (sessionstore.New, for its other options); Close does not close its
+// database.
+func Library(st *sessionstore.Store) Store { return &embedded{st: st} }
+
+// Sessions returns the library store behind st, for what an agent's turn
+// does not need (listing, search, lifecycle, export); ok is false for a
+// store on serve (package client has those calls).
+func Sessions(st Store) (lib *sessionstore.Store, ok bool) {
+	e, ok := st.(*embedded)
+	if !ok {
+		return nil, false
+	}
+	return e.st, true
+}
