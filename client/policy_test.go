@@ -106,7 +106,10 @@ func TestEachCallsSafety(t *testing.T) {
 	ctx := context.Background()
 	name := func(s string) *string { return &s }
 	calls := map[string]func() error{
-		"store":             func() error { _, err := c.Store(ctx, "s", []models.HistoryMessage{{Role: "user"}}, client.StoreOptions{}); return err },
+		"store": func() error {
+			_, err := c.Store(ctx, "s", []models.HistoryMessage{{Role: "user"}}, client.StoreOptions{})
+			return err
+		},
 		"store_pydantic_ai": func() error { _, err := c.StorePydanticAI(ctx, "s", []byte("[]"), client.StoreOptions{}); return err },
 		"load":              func() error { _, err := c.Load(ctx, "s", client.LoadOptions{}); return err },
 		"load_pydantic_ai":  func() error { _, err := c.LoadPydanticAI(ctx, "s", client.PydanticAIOptions{}); return err },

@@ -41,10 +41,10 @@ var messageKeys = []keyRule{
 	{MessageKey: MessageKey{"tool_name", "`metadata.tool_name`, on a `tool` row", false}},
 	{MessageKey: MessageKey{"tool_arguments", "`metadata.tool_arguments`, on a `tool` row", false}},
 	{MessageKey: MessageKey{"tool_calls", "column `tool_calls` (`{\"items\": [...]}`), on an assistant row", true}, check: func(i int, _ models.HistoryMessage, f models.Field, _ bool) error {
-			// The decoder reads the key into HistoryMessage.ToolCalls; a
-			// Go caller that put it in Extra would bypass its checks.
-			return fieldErr(i, f.Key, "set HistoryMessage.ToolCalls, not an extra key")
-		}},
+		// The decoder reads the key into HistoryMessage.ToolCalls; a
+		// Go caller that put it in Extra would bypass its checks.
+		return fieldErr(i, f.Key, "set HistoryMessage.ToolCalls, not an extra key")
+	}},
 	{MessageKey: MessageKey{"_compressed", "not stored: it describes a load", false}},
 	{MessageKey: MessageKey{"_original_length", "not stored: it describes a load", false}},
 	{MessageKey: MessageKey{"_entity_key", "not stored: the store gives the row its own key", false}},
