@@ -264,7 +264,7 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 		var retryAfter time.Duration = -1
 		if err != nil {
 			if ctx.Err() != nil {
-				return 0, ctx.Err()
+				return 0, cl.stopped(c, rid, attempt, ctx.Err())
 			}
 			outcome = Outcome{Sent: !notSent(err)}
 		} else {
@@ -320,10 +320,22 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, ctx.Err()
+			return 0, cl.stopped(c, rid, attempt, ctx.Err())
 		case <-t.C:
 		}
 	}
+}
+
+// stopped is a call the context ended (its deadline, or a cancel): the
+// context's error itself, unless the call is a store, whose messages the
+// *Error's Pending keeps, since the store may not have reached the server
+// (errors.Is(err, context.DeadlineExceeded) holds either way).
+func (cl *Client) stopped(c call, rid string, attempt int, err error) error {
+	if c.pending == nil {
+		return err
+	}
+	return &Error{Method: c.method, Path: c.path, URL: cl.base.String(), RequestID: rid, Tries: attempt + 1, Err: err,
+		Pending: c.pending, Message: err.Error() + ": the store may not have reached the server; Error.Pending holds it (Client.StorePending)"}
 }
 
 // notSent says whether err surely happened before the request left: the

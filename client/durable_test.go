@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
 )
 
 // restartable is serve's API on one address, stopped and started again as
@@ -144,3 +146,36 @@ type discard struct{ h http.Header }
 func (d discard) Header() http.Header         { return d.h }
 func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
+
+// A turn whose deadline ends while serve is down, inside the store's
+// retry window: the model's paid answer is not lost; the error says the
+// deadline and carries the prompt and the answer in Pending, which stores
+// them once serve is back.
+func TestTurnDeadlineKeepsTheAnswer(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewSQLite(t)
+	srv := newRestartable(t, agenttest.NewAPI(t, db, 200))
+	c, err := client.New(srv.url(), client.Options{APIKey: agenttest.APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(context.Context, []models.HistoryMessage) (models.HistoryMessage, error) {
+		srv.stop() // serve goes down while the model answers, for longer than the deadline
+		return models.HistoryMessage{Role: models.RoleAssistant, Content: "a paid answer"}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = sdk.RunTurn(ctx, c.Agent(), "deadline", "q", ask, nil)
+	var e *client.Error
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &e) || e.Pending == nil || len(e.Pending.Messages) != 2 ||
+		e.Pending.Messages[1].Content != "a paid answer" || !strings.Contains(err.Error(), "Pending") {
+		t.Fatalf("turn past its deadline: %v (%+v)", err, e)
+	}
+	srv.start()
+	if got, err := c.StorePending(context.Background(), e.Pending); err != nil || got.Stored != 2 {
+		t.Fatalf("stored later: %+v %v", got, err)
+	}
+	if h, err := c.Load(context.Background(), "deadline", client.LoadOptions{}); err != nil || len(h) != 2 {
+		t.Fatalf("history: %d %v", len(h), err)
+	}
+}
