@@ -38,8 +38,8 @@ type Invocation struct {
 	PydanticMessagesCount int
 	// SystemPrompt is the system prompt remstore put first in the
 	// pydantic-ai history it sent (the load's system prompt), written as
-	// system_prompt beside SPEC §6's keys when set: what the model
-	// received, whoever added it (issue 41).
+	// system_prompt beside the Python service's keys when set: what the model
+	// received, whoever added it.
 	SystemPrompt string
 	// Exchange is what the model received and answered, when the caller
 	// knows it.
@@ -70,7 +70,7 @@ func record(ctx context.Context, dir, sessionID string, inv Invocation) error {
 	return err
 }
 
-// MaxFileBytes bounds a session's dump file (SPEC §6: what one tenant
+// MaxFileBytes bounds a session's dump file (the contract with the Python service: what one tenant
 // records can neither hide nor slow another's, nor its own reads grow
 // without end): an append or a completion that would take the file past
 // it is not written (ErrTooLarge; the caller's agent call goes on), a
@@ -110,7 +110,7 @@ var windowsReserved = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9
 
 // FileName maps a session id to its file name. Ids made only of letters,
 // digits, '.', '_' and '-' (at most 128, not starting with '.', not a Windows
-// device name) keep the peer's name, "{session_id}.yaml". Any other id
+// device name) keep the Python service's name, "{session_id}.yaml". Any other id
 // (path separators, "..", NUL, very long, empty) becomes
 // "~{cleaned prefix}-{sha256 of the id, 32 hex}.yaml": '~' never occurs in a
 // kept name, so the two kinds cannot collide, and the hash keeps escaped ids apart.
@@ -147,7 +147,7 @@ func Path(dir, sessionID string) string { return filepath.Join(dir, FileName(ses
 // writable by others without the sticky bit is refused, and the wait for the
 // lock ends with ctx (DefaultLockWait when ctx has no deadline).
 //
-// No invocation is lost to a wait (SPEC §6, amended): when the wait ends
+// No invocation is lost to a wait: when the wait ends
 // first, the invocation is set aside in a file of its own beside the
 // session's ("<name>.pending-<nanos>-<random>", written atomically, no lock
 // needed), and the next Append takes every set-aside invocation in, in the

@@ -1,5 +1,5 @@
 // Package audit appends what an agent call saw to a YAML file per session when
-// DEBUG_AUDIT_SESSION is set (SPEC §6), in the format the Python peer writes, so
+// DEBUG_AUDIT_SESSION is set, in the format the Python service writes, so
 // either side can append to and read the other's files.
 //
 //	if cfg.AuditEnabled { // settings: DEBUG_AUDIT_SESSION

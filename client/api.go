@@ -147,7 +147,7 @@ func (o LoadOptions) onLast() func(http.Header) {
 	return func(h http.Header) { o.OnLast(h.Get("X-Remstore-Last")) }
 }
 
-// Load returns the session's history (SPEC §1 messages).
+// Load returns the session's history.
 func (c *Client) Load(ctx context.Context, session string, o LoadOptions) ([]models.HistoryMessage, error) {
 	var raw json.RawMessage
 	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: Resend, header: o.onLast()}, &raw); err != nil {

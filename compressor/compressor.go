@@ -47,9 +47,9 @@ func (c *Compressor) Compressible(m models.HistoryMessage) bool {
 	return m.Role != models.RoleSystem && utf8.RuneCountInString(m.Content) > 2*c.t
 }
 
-// ShouldCompressOnLoad is the load-time rule of SPEC §3: only messages whose
+// ShouldCompressOnLoad is the load-time rule of the contract with the Python service: only messages whose
 // role is exactly assistant (or empty, which reads as assistant) and that are
-// longer than 2T are cut. model is left whole, as the peer leaves it; user,
+// longer than 2T are cut. model is left whole, as the Python service leaves it; user,
 // tool and system messages never are cut.
 func (c *Compressor) ShouldCompressOnLoad(m models.HistoryMessage) bool {
 	return (m.Role == models.RoleAssistant || m.Role == "") && c.Compressible(m)

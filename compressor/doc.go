@@ -1,5 +1,5 @@
 // Package compressor cuts long messages to their first and last T code points
-// with a REM LOOKUP hint, byte for byte as the Python peer does (SPEC §4), and
+// with a REM LOOKUP hint, byte for byte as the Python service does, and
 // builds and parses the lookup keys. It is pure: no database, no I/O.
 //
 //	c, _ := compressor.New(200)

@@ -22,7 +22,7 @@ func BuildKey(sessionID string, n int) string {
 	return TruncateKey("session-" + sessionID + "-msg-" + strconv.Itoa(n))
 }
 
-// TruncateKey cuts a key longer than MaxKeyLength code points as the peer
+// TruncateKey cuts a key longer than MaxKeyLength code points as the Python service
 // does: key[:246] + "-" + md5(key UTF-8)[:8].
 func TruncateKey(key string) string {
 	if utf8.RuneCountInString(key) <= MaxKeyLength {

@@ -15,7 +15,7 @@ import (
 // as DecodePydanticAI decodes a message, with the row's content put back
 // where it came from; it must give exactly this row (role, text, tool
 // fields, tool calls). A system prompt hidden in a user row's source, or a
-// tool call that is not in the row's tool_calls, is refused (issue 42, M4).
+// tool call that is not in the row's tool_calls, is refused.
 // It returns "" when the source agrees or m has none, else the reason.
 func CheckSource(m models.HistoryMessage) string {
 	var raw json.RawMessage

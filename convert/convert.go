@@ -16,15 +16,15 @@ import (
 type Options struct {
 	// SystemPrompt, when not empty, becomes the first request, and replaces
 	// any system prompt stored with pydantic-ai messages (stored system
-	// messages of other writers are left out by SPEC §5 anyway): the model
+	// messages of other writers are left out by the contract with the Python service anyway): the model
 	// gets one system prompt, the one given. pydantic-ai adds its own
 	// system prompt only to an empty history, so multi-turn callers must
 	// pass it here.
 	SystemPrompt string
 	// OnUnmapped, when set, is told of each message the conversion leaves
-	// out because its role has no pydantic-ai form (a role outside SPEC §1,
-	// which only the peer writes); callers say so (a warning, a header).
-	// Stored system messages are not reported: SPEC §5 skips them by rule.
+	// out because its role has no pydantic-ai form (a role outside the Python service's roles,
+	// which only the Python service writes); callers say so (a warning, a header).
+	// Stored system messages are not reported: the contract with the Python service skips them by rule.
 	OnUnmapped func(Unmapped)
 	// Strict makes such a message an error (a *models.FieldError naming
 	// its position and role) instead.

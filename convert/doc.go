@@ -1,6 +1,6 @@
-// Package convert turns a stored history (SPEC §1 messages) into the JSON that
+// Package convert turns a stored history into the JSON that
 // pydantic-ai's ModelMessagesTypeAdapter.validate_json accepts, in 1.42 and
-// 2.x alike, synthesizing the tool-call parts that storage never kept (SPEC §5).
+// 2.x alike, synthesizing the tool-call parts that storage never kept.
 //
 //	out, _ := convert.JSON(history, convert.Options{SystemPrompt: "You are helpful."})
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // Failure kinds: what went wrong in an agent's step, as a person debugging
-// a session looks for it (issue 41). One rule, read by the viewer's marks
+// a session looks for it. One rule, read by the viewer's marks
 // and filter.
 const (
 	FailureToolError = "tool error" // a tool result that says it failed

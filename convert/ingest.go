@@ -39,7 +39,7 @@ var (
 		"file": true, "tool-search-call": true, "capability-load-call": true, "builtin-tool-search-call": true,
 		"builtin-tool-search-return": true, "compaction": true, "speech": true,
 	}
-	// toolReturnKinds become tool rows: what the peer shows as a tool result.
+	// toolReturnKinds become tool rows: what the Python service shows as a tool result.
 	toolReturnKinds = map[string]bool{"tool-return": true, "tool-search-return": true, "capability-load-return": true}
 )
 
@@ -86,7 +86,7 @@ func (in *Ingested) Locate(err error) error {
 
 // DecodePydanticAI reads a JSON array of pydantic-ai messages (what
 // ModelMessagesTypeAdapter.dump_json or result.new_messages_json() write),
-// message by message, and maps each to history messages (SPEC §1):
+// message by message, and maps each to history messages:
 //
 //   - a request: one row per system-prompt (role system), user-prompt (user),
 //     tool return (tool, content the return's JSON), retry prompt (tool

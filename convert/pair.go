@@ -24,10 +24,10 @@ type Result struct {
 // Turn is an assistant message with the tool results right after it: the
 // unit that every model API pairs calls and results by. Calls are the
 // assistant's stored tool calls that a result answers, then one call
-// synthesized per result that answers none of them (SPEC §5: the peer's
+// synthesized per result that answers none of them (the contract with the Python service: the Python service's
 // rows keep no calls); each call's arguments are CallArguments'. A stored
 // call with no result (removed by a pop, or never stored) is left out:
-// every model API refuses a call without its result, and the peer, which
+// every model API refuses a call without its result, and the Python service, which
 // knows calls only from results, shows none. Assistant is nil for tool
 // results with no assistant message before them.
 //
@@ -90,7 +90,7 @@ func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int,
 // rule for the pydantic-ai history, every model SDK adapter and the viewer.
 // result is the tool message answering the call (nil for a stored call no
 // message answers); stored is the call as the assistant message stored it
-// (nil for a result that answers no stored call). In order (SPEC §5):
+// (nil for a result that answers no stored call). In order:
 //
 //   - the result's tool_arguments when present (not absent, not null), even
 //     where a stored call says otherwise: the Python service sends them
@@ -100,7 +100,7 @@ func pair(asst *models.HistoryMessage, tools []models.HistoryMessage, first int,
 //     call's output, not its input; docs/interop.md);
 //   - else the result's content parsed as JSON.
 //
-// A value taken from the result is made an object as SPEC §5 says (a JSON
+// A value taken from the result is made an object as the contract with the Python service says (a JSON
 // string holding an object is that object, anything else {}); a sender
 // takes ArgsObject of every call, so a stored call's arguments go the same
 // way. Where tool_arguments hold the value the stored call holds, the
@@ -129,7 +129,7 @@ func argsObject(raw []byte) json.RawMessage {
 }
 
 // ArgsObject is a call's arguments as pydantic-ai and every model API take
-// them: a JSON object; anything else (SPEC §5) is {}.
+// them: a JSON object; anything else is {}.
 func ArgsObject(c models.ToolCall) []byte {
 	if obj, ok := c.ArgumentsObject(); ok {
 		return obj
@@ -141,8 +141,8 @@ func ArgsObject(c models.ToolCall) []byte {
 // message alone (turn nil) and each assistant message together with the
 // tool messages right after it as a Turn; a tool message with no assistant
 // before it is a Turn of its own. Stored system messages are skipped, as
-// in the pydantic-ai history (SPEC §5): the system prompt is the caller's.
-// Roles outside SPEC §1 are handed alone too: the caller decides (an SDK
+// in the pydantic-ai history: the system prompt is the caller's.
+// Roles outside the Python service's roles are handed alone too: the caller decides (an SDK
 // adapter refuses them). i is the history position of the message or of
 // the turn's first message.
 func Walk(history []models.HistoryMessage, fn func(i int, m *models.HistoryMessage, turn *Turn) error) error {

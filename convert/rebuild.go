@@ -17,7 +17,7 @@ type sourcedRequest struct {
 }
 
 // sourceOf reads a history message's SourceKey; ok is false when it has none
-// or it cannot be read (the message is then converted by SPEC §5's rules).
+// or it cannot be read (the message is then converted by the Python service's rules).
 func sourceOf(m *models.HistoryMessage) (source, bool) {
 	for _, f := range m.Extra {
 		if f.Key != SourceKey {
@@ -197,7 +197,7 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 // and "parts" (keys sorted, no HTML escaping) without encoding/json: every
 // value is compact JSON already (read from a compact source, or made by
 // rowContent and jsonString), and validating and compacting each again was
-// a quarter of a pydantic-ai load (issue 45). ok is false, and nothing
+// a quarter of a pydantic-ai load. ok is false, and nothing
 // should be used, when a key has a byte that encoding would escape.
 func appendSourced(b []byte, env map[string]json.RawMessage, parts []map[string]json.RawMessage) ([]byte, bool) {
 	keys := make([]string, 0, len(env)+1)

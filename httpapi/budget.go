@@ -46,7 +46,7 @@ func (b *budget) give(key string) {
 	}
 }
 
-// searchGate is a search's budget per user (issue 42 M3): one search of a
+// searchGate is a search's budget per user: one search of a
 // user at a time, at most total at once, and a duty cycle: a search that
 // took t over 50 ms keeps the user's next one waiting 4t, so one tenant's searches use
 // at most a fifth of the time however fast it sends them (on a two-core

@@ -183,7 +183,7 @@ func (e *keyReusedError) Error() string {
 func (e *keyReusedError) Unwrap() error { return e.err }
 
 // StorageHeader is "off" on a store answered while storage is switched off
-// (POSTGRES_ENABLED not true): nothing was stored (SPEC §7), and stored is 0.
+// (POSTGRES_ENABLED not true): nothing was stored, and stored is 0.
 const StorageHeader = "X-Remstore-Storage"
 
 // writeStored answers a store of n messages.
@@ -343,7 +343,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) e
 }
 
 // UnmappedHeader counts the messages a pydantic-ai load left out because
-// their role has no pydantic-ai form (SPEC §1: never in silence); absent
+// their role has no pydantic-ai form; absent
 // when none was. ?strict=true makes them a 400 instead.
 const UnmappedHeader = "X-Remstore-Unmapped"
 
@@ -586,7 +586,7 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st Store) 
 const AuditCallHeader = "X-Remstore-Audit-Call"
 
 // AuditRecord is the body of POST /v1/sessions/{id}/audit: an exchange,
-// and, for a call no load recorded (no call_id), the invocation's SPEC §6
+// and, for a call no load recorded (no call_id), the invocation's keys
 // keys.
 type AuditRecord struct {
 	audit.Exchange
@@ -667,7 +667,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (er
 	return nil
 }
 
-// notRecorded answers a call the session's full dump cannot take (SPEC §6:
+// notRecorded answers a call the session's full dump cannot take (the contract with the Python service:
 // bounded) as the call it is, not recorded, with the reason; auditing never
 // fails the caller's agent call. Any other error is err.
 func (s *Server) notRecorded(w http.ResponseWriter, r *http.Request, err error) error {

@@ -46,7 +46,7 @@ var refusal = func() []byte {
 // never queued. Keep total below the descriptor limit (serve does).
 //
 // Connections that have not carried a request with a valid API key are
-// guests (issue 42 M2: 4,096 idle keep-alives from 17 addresses held every
+// guests (4,096 idle keep-alives from 17 addresses held every
 // slot): at most half the slots are theirs, an idle guest is closed after
 // GuestIdle, and when a new connection finds the guests' share (or every
 // slot) taken, the guest idle longest is closed to make room, so signed-in

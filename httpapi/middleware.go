@@ -77,7 +77,7 @@ type MiddlewareOptions struct {
 	// AgentName is recorded in the audit dump.
 	AgentName string
 	// Audit records each request's call in the session's audit dump in
-	// AuditDir (SPEC §6): the history given, the pydantic-ai messages sent,
+	// AuditDir: the history given, the pydantic-ai messages sent,
 	// what the handler recorded, the handler's time, and what it added
 	// with Turn.RecordCall. Unset, DEBUG_AUDIT_SESSION and DEBUG_AUDIT_DIR
 	// decide (the process environment, read once).
@@ -88,7 +88,7 @@ type MiddlewareOptions struct {
 
 // Middleware loads the session's history into the request context before the
 // handler and stores what the handler recorded after it. Storage problems
-// are logged, never turned into an error response (SPEC §8's best effort):
+// are logged, never turned into an error response:
 // a failed load gives an empty history. Requests without a session id pass
 // through untouched.
 func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {

@@ -115,7 +115,7 @@ func (s *Server) withClient(w http.ResponseWriter, r *http.Request, info *reqInf
 	return r
 }
 
-// clientOf is the address withClient recorded (the peer's without it).
+// clientOf is the address withClient recorded (the Python service's without it).
 func clientOf(r *http.Request) string {
 	if c := infoOf(r).client; c != "" {
 		return c

@@ -351,7 +351,7 @@ func public(path string) bool {
 
 // routeErrors answers a path no route serves, or a method its route does not
 // take, in the API's JSON error shape: ServeMux's own answer is plain text,
-// which a client parsing {"error": ...} cannot read (issue 43).
+// which a client parsing {"error": ...} cannot read.
 func routeErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
@@ -500,7 +500,7 @@ func endRequestSpan(span trace.Span, method string, info *reqInfo, code int) {
 	span.End()
 }
 
-// tenantOf is X-Tenant-Id as the peer's API sends it, default "default".
+// tenantOf is X-Tenant-Id as the Python service's API sends it, default "default".
 func tenantOf(r *http.Request) string {
 	if t := r.Header.Get("X-Tenant-Id"); t != "" && len(t) <= 256 {
 		return t

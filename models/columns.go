@@ -75,7 +75,7 @@ func (l *JSONList) Scan(src any) error {
 }
 
 // NullJSON is a nullable JSONB column kept as raw bytes; nil is SQL NULL.
-// messages.tool_calls uses it: the peer writes NULL or {"items": [...]}.
+// messages.tool_calls uses it: the Python service writes NULL or {"items": [...]}.
 type NullJSON json.RawMessage
 
 // Value implements driver.Valuer.

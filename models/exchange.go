@@ -2,7 +2,7 @@ package models
 
 import "encoding/json"
 
-// Exchange is one model call as the model saw it, written beside SPEC §6's
+// Exchange is one model call as the model saw it, written beside the Python service's
 // keys (amended: "what the model received is recorded whole"). Every field
 // is optional: a load records what it sent (CallID, so that the caller can
 // complete it), the caller what only it knows. JSON values are kept as

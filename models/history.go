@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 )
 
-// HistoryMessage is one message of a conversation as the Python peer passes it
-// around: a JSON object with the keys of SPEC §1. Its JSON encoding writes the
-// keys in the peer's order (role, content, timestamp, id, tool_call_id,
+// HistoryMessage is one message of a conversation as the Python service passes it
+// around: a JSON object with the Python service's keys. Its JSON encoding writes the
+// keys in the Python service's order (role, content, timestamp, id, tool_call_id,
 // tool_name, tool_arguments, tool_calls, any other keys, _compressed, _original_length,
 // _entity_key) and omits what is not set.
 type HistoryMessage struct {
@@ -34,7 +34,7 @@ type HistoryMessage struct {
 	// Extra holds every other key of the input object, in input order, with
 	// its value verbatim (compacted). They pass through compress and convert
 	// untouched; the store reads a few of them (trace_id, span_id, model,
-	// agent_schema) and ignores the rest, as the peer does.
+	// agent_schema) and ignores the rest, as the Python service does.
 	Extra []Field
 }
 

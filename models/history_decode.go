@@ -144,7 +144,7 @@ func objectKey(raw json.RawMessage) string {
 	return k
 }
 
-// knownKey is a message key of SPEC §3 without allocating a string for it
+// knownKey is a message key of the Python service's messages without allocating a string for it
 // (a switch on string(b) does not copy b).
 func knownKey(b []byte) (string, bool) {
 	switch string(b) {
@@ -168,7 +168,7 @@ func knownKey(b []byte) (string, bool) {
 	return "", false
 }
 
-// KnownRole is the role of SPEC §1 that b spells, without allocating a
+// KnownRole is the role that b spells, without allocating a
 // string for it (a decoder's or a database row's bytes); ok is false for
 // any other text.
 func KnownRole(b []byte) (Role, bool) {

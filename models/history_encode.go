@@ -13,7 +13,7 @@ import (
 // The history message's JSON out: the peer's key order, Python's escapes
 // and timestamps, streamed without holding a history.
 
-// MarshalJSON writes the message in the peer's key order. (encoding/json's
+// MarshalJSON writes the message in the Python service's key order. (encoding/json's
 // Marshal escapes <, > and & in what this returns; EncodeHistory and an
 // Encoder with SetEscapeHTML(false) keep them as they are.)
 func (m HistoryMessage) MarshalJSON() ([]byte, error) {

@@ -2,7 +2,7 @@ package models
 
 import "slices"
 
-// Column limits of the peer's schema; input longer than these is rejected
+// Column limits of the Python service's schema; input longer than these is rejected
 // before anything is written.
 const (
 	MaxRoleLen     = 64
@@ -11,7 +11,7 @@ const (
 	MaxIDLen       = 256 // user_id, tenant_id, trace_id, span_id
 )
 
-// Session statuses. The peer writes only StatusActive.
+// Session statuses. The Python service writes only StatusActive.
 const (
 	StatusActive    = "active"
 	StatusCompleted = "completed"

@@ -10,7 +10,7 @@ import (
 // that they round-trip unchanged through store and load.
 type Role string
 
-// The roles of SPEC §1. RoleFunction and RoleModel are accepted spellings that
+// The roles of the contract with the Python service. RoleFunction and RoleModel are accepted spellings that
 // [Role.Normalize] maps to RoleTool and RoleAssistant.
 const (
 	RoleUser      Role = "user"
@@ -22,7 +22,7 @@ const (
 )
 
 // Normalize maps the alternative spellings to their canonical role: function
-// becomes tool, model becomes assistant, and the empty role (what the peer
+// becomes tool, model becomes assistant, and the empty role (what the Python service
 // writes when it has none) becomes assistant. Other roles are returned as is.
 func (r Role) Normalize() Role {
 	switch r {
@@ -37,13 +37,13 @@ func (r Role) Normalize() Role {
 // IsTool reports whether r is a tool result (tool or function).
 func (r Role) IsTool() bool { return r.Normalize() == RoleTool }
 
-// Roles are the roles remstore's write paths accept (SPEC §1; case matters).
+// Roles are the roles remstore's write paths accept.
 var roles = []Role{RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleFunction, RoleModel}
 
 // Roles are the roles remstore's write paths accept (a copy).
 func Roles() []Role { return slices.Clone(roles) }
 
-// Known reports whether r is one of Roles. Rows with other roles (the peer
+// Known reports whether r is one of Roles. Rows with other roles (the Python service
 // writes any) still load unchanged; only remstore's writers refuse them.
 func (r Role) Known() bool {
 	switch r {

@@ -4,7 +4,7 @@ import "time"
 
 // FormatTimestamp prints t the way Python's datetime.isoformat() prints an
 // aware UTC datetime: microseconds only when they are not zero, and the
-// offset as +00:00 (never Z). The peer's clients compare these strings.
+// offset as +00:00 (never Z). The Python service's clients compare these strings.
 //
 // Every message of a load is printed, so the digits are written here
 // rather than by time.Format's layout interpreter (a third of a small

@@ -17,7 +17,7 @@ type SQL struct {
 	EntityKey string
 	// Compaction selects compaction summaries (metadata.compaction = true).
 	Compaction string
-	// Unkeyed selects rows without a stored key (the peer's).
+	// Unkeyed selects rows without a stored key (the Python service's).
 	Unkeyed string
 	// Head and Tail are the first and last @cut code points of content
 	// (a Named statement's parameter), Length

@@ -10,7 +10,7 @@ import (
 )
 
 // Repository is the generic repository over one bun model T (a struct with
-// the peer's common columns, deleted_at among them): the inserts and the
+// the Python service's common columns, deleted_at among them): the inserts and the
 // filtered reads and counts the session store makes of whole rows (fork,
 // the Go writer, a session by id). It runs on a *bun.DB or a bun.Tx.
 type Repository[T any] struct {

@@ -66,7 +66,7 @@ func HandleLookup(ctx context.Context, st Store, c models.ToolCall) (m models.Hi
 }
 
 // ToolResult is the message to store for a call's result: role tool, the
-// call's id and name, its arguments (as tool_arguments, which the peer's
+// call's id and name, its arguments (as tool_arguments, which the Python service's
 // pydantic-ai history reads), content as the tool returned it.
 func ToolResult(call models.ToolCall, content string) models.HistoryMessage {
 	m := models.HistoryMessage{Role: models.RoleTool, Content: content, ToolCallID: call.ID, ToolName: call.Name}

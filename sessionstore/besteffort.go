@@ -8,8 +8,8 @@ import (
 	"github.com/remstore/remstore/models"
 )
 
-// BestEffort wraps a store for callers that must not break a stream (SPEC
-// §8): errors are logged and the peer's fallback is returned instead.
+// BestEffort wraps a store for callers that must not break a stream:
+// errors are logged and the Python service's fallback is returned instead.
 type BestEffort struct {
 	Store *Store
 	Log   *slog.Logger // nil = slog.Default()

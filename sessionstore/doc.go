@@ -4,7 +4,7 @@
 //
 // A [Store] is bound to one tenant (its user id). It writes messages in full,
 // loads them back with long assistant answers cut to a REM LOOKUP hint, and
-// resolves those keys to the full text. Rows are the Python peer's, column for
+// resolves those keys to the full text. Rows are the Python Python service's, column for
 // column, so both sides read and write the same session:
 //
 //	db, _ := repository.Open(ctx, "postgres://...")

@@ -33,7 +33,7 @@ var (
 	// names the message). Nothing was written.
 	ErrIDReused = errors.New("the id is stored with another message")
 	// ErrDisabled: storage is switched off (POSTGRES_ENABLED is not true).
-	// Store, load and lookup behave as SPEC §7 says (the messages back,
+	// Store, load and lookup behave as the contract with the Python service says (the messages back,
 	// nothing, not found); everything else that reads or changes sessions
 	// (list, show, fork, status, delete, compaction, usage) refuses with it.
 	ErrDisabled = errors.New("storage is off (POSTGRES_ENABLED is not true)")

@@ -195,7 +195,7 @@ func applyUpdate(sess *table.Session, u SessionUpdate) {
 }
 
 // DeleteSession soft-deletes the session and the tenant's messages in it
-// (deleted_at set, as the peer does), or with purge removes the tenant's
+// (deleted_at set, as the Python service does), or with purge removes the tenant's
 // messages and, when no other tenant's remain, the session row.
 func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool) error {
 	if err := s.on(); err != nil {

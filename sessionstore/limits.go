@@ -14,7 +14,7 @@ import (
 	"github.com/remstore/remstore/repository"
 )
 
-// Limits bound what one tenant can make a store hold (issue 42 H1: one
+// Limits bound what one tenant can make a store hold ( H1: one
 // tenant grew a session to 200,000 messages in 11 s). Zero is no limit, the
 // default. Every write that makes sessions or messages — a store, a
 // compaction's summary, a fork, an import, an empty session made ahead of

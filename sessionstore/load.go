@@ -76,7 +76,7 @@ func asInt(v any) (int, bool) {
 	return 0, false
 }
 
-// toHistory maps a row to the message dict of SPEC §3: the peer's keys, and
+// toHistory maps a row to the message dict of the contract with the Python service: the Python service's keys, and
 // with extras the author, tool_calls and usage remstore stored.
 func toHistory(r storedRow, extras, sources bool) models.HistoryMessage {
 	role := r.Role
@@ -157,9 +157,9 @@ type LoadOptions struct {
 	// IgnoreCompaction returns every message even after a compaction
 	// (audit, export); by default a compaction summary replaces what it covers.
 	IgnoreCompaction bool
-	// Extras adds what remstore stores beyond the peer (author, tool_calls,
+	// Extras adds what remstore stores beyond the Python service (author, tool_calls,
 	// usage, pydantic_ai, openai_agents, model, reasoning, trace_id,
-	// span_id). A plain load has exactly the peer's keys (SPEC §1).
+	// span_id). A plain load has exactly the Python service's keys.
 	Extras bool
 	// Sources adds only convert.SourceKey, what a store of pydantic-ai
 	// messages kept beyond the row, so that convert rebuilds those messages
@@ -205,7 +205,7 @@ const ReasoningKey = visible.ReasoningKey
 const AgentsSourceKey = visible.AgentsKey
 
 // Load returns the tenant's messages of the session in order, soft-deleted
-// rows left out, with long assistant messages compressed (SPEC §3-4). It
+// rows left out, with long assistant messages compressed. It
 // collects LoadEach: one algorithm for both.
 func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]models.HistoryMessage, error) {
 	out := []models.HistoryMessage{}
@@ -490,7 +490,7 @@ func init() {
 
 // stream emits the history of the plan: the summary first, then the rows it
 // leaves shown. Positional keys count live rows from the start, so a session
-// with rows the peer wrote streams from position 0 (skipping what the
+// with rows the Python service wrote streams from position 0 (skipping what the
 // summary covers); one only remstore wrote starts where the summary says.
 func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *uuid.UUID, fn func(models.HistoryMessage) error) error {
 	emit := func(r storedRow, live int) error {
@@ -551,7 +551,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 
 // historyOf is one row of a load: ok is false for a row the load leaves out
 // (soft-deleted, or not after o.Since). A row without a stored key is cut with
-// the key the peer prints for it, from live (its position among the tenant's
+// the key the Python service prints for it, from live (its position among the tenant's
 // live rows; -1 = unknown), unless an assistant row, live or removed, holds that
 // key: then it is cut without a key rather than with one that finds another
 // message.
@@ -625,7 +625,7 @@ func (s *Store) allRows(ctx context.Context, db conn, sid uuid.UUID) ([]storedRo
 // dialects hand out the same bytes. The text is the database's own print of
 // a JSON value (jsonb, or SQLite's JSON written by remstore), valid already:
 // json.Compact's validation of it again was 16% of a pydantic-ai load
-// (issue 45); compactJSONText is 4x faster and gives the same bytes for
+// ; compactJSONText is 4x faster and gives the same bytes for
 // valid JSON (FuzzCompactJSONText).
 func compactRaw(b []byte) json.RawMessage {
 	if len(b) == 0 {

@@ -22,10 +22,10 @@ const (
 
 // Lookup returns the full content behind a REM LOOKUP key (bare, or as a
 // "REM LOOKUP <key>" / "LOOKUP <key>" phrase), for the store's tenant only.
-// A key is its message or nothing (SPEC §4): it tries the stored
+// A key is its message or nothing: it tries the stored
 // entity_key (one index probe), then, for rows stored without a key (the
-// peer's), the key's position among the tenant's live rows of its session,
-// as the peer numbers them. A row found by position that holds a key of its
+// Python service's), the key's position among the tenant's live rows of its session,
+// as the Python service numbers them. A row found by position that holds a key of its
 // own is another message, never returned. Both probes name the key's
 // session, so on Citus each reads one shard; a key cut to 255 code points
 // hides its session and is probed everywhere. It only ever returns a live

@@ -17,7 +17,7 @@ import (
 // and jsonb as their text) are decoded here; any other pair of type and
 // format goes through the connection's type map, as rows.Scan would. Scan
 // planned and converted each of the 24 columns of every row through
-// reflection: a fifth of a 1,000-message load's CPU (issue 45).
+// reflection: a fifth of a 1,000-message load's CPU.
 type rawRow struct {
 	fds  []pgconn.FieldDescription
 	vals [][]byte
@@ -52,7 +52,7 @@ func (r *rawRow) text(i int) string {
 	return s
 }
 
-// role is the role column: a role of SPEC §1 without a string of its own.
+// role is the role column: a role of the contract with the Python service without a string of its own.
 func (r *rawRow) role(i int) models.Role {
 	if role, ok := models.KnownRole(r.vals[i]); ok && (r.fds[i].DataTypeOID == pgtype.VarcharOID || !r.binary(i)) {
 		return role

@@ -55,7 +55,7 @@ func (s *Store) popMessage(ctx context.Context, sid uuid.UUID) (m models.History
 			return fmt.Errorf("find the last message: %w", err)
 		}
 		// The rows from the last live one on (a bounded load's index range):
-		// the message comes back whole, so no position is counted (issue 42:
+		// the message comes back whole, so no position is counted (:
 		// counting one took 1.1 s in a 200,000-message session, holding the
 		// session's lock).
 		err = s.eachRow(ctx, inTx(tx), rowsArgs{sid: sid, tenant: s.userID, limit: noLimit, sources: true, lastN: 1}, func(r storedRow) error {

@@ -54,7 +54,7 @@ type SearchOptions struct {
 	Query string
 	In    string // SearchContent (default), SearchTool, SearchKey or SearchAgent
 	Limit int    // 0 = DefaultSearchLimit; at most MaxSearchLimit
-	// Narrowing a content or tool search (issue 41): only messages of
+	// Narrowing a content or tool search: only messages of
 	// this role, of this session (a key or UUID), of sessions whose agent
 	// name holds Agent (any case), stored at or after After and before
 	// Before; Offset skips that many hits of the newest first
@@ -185,7 +185,7 @@ var toolMatch = map[bool]string{
 }
 
 // The calls an answer stored (the tool_calls column's items), as rows: a
-// tool search finds an answer by the tools it called (issue 41). Another
+// tool search finds an answer by the tools it called. Another
 // writer's column that is not {"items": [...]} has none.
 const (
 	pgCalls   = `jsonb_array_elements(CASE WHEN jsonb_typeof(m.tool_calls->'items') = 'array' THEN m.tool_calls->'items' ELSE '[]'::jsonb END)`

@@ -134,7 +134,7 @@ func (s *Store) UserID() string { return s.userID }
 func (s *Store) Enabled() bool { return s.enabled }
 
 // on refuses with ErrDisabled when storage is off: the operations beyond
-// SPEC §7's store, load and lookup must not read or change what is stored.
+// the Python service's store, load and lookup must not read or change what is stored.
 func (s *Store) on() error {
 	if !s.enabled {
 		return ErrDisabled

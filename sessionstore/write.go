@@ -373,7 +373,7 @@ func (s *Store) write(ctx context.Context, db bun.IDB, p *writePlan) (StoreResul
 	return res, nil
 }
 
-// newRow builds the row of SPEC §2 for one message, without its position.
+// newRow builds the row of the contract with the Python service for one message, without its position.
 func newRow(m models.HistoryMessage, sid uuid.UUID, userID, tenantID string) (*table.Message, error) {
 	id := uuid.New()
 	if m.ID != "" {

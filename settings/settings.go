@@ -22,11 +22,11 @@ import (
 // the same names.
 const (
 	KeyDB               = "REMSTORE_DB"                   // database URL or SQLite path
-	KeyPostgresURL      = "POSTGRES__CONNECTION_STRING"   // the peer's variable; selects PostgreSQL
-	KeyPostgresEnabled  = "POSTGRES_ENABLED"              // storage switch shared with the peer
+	KeyPostgresURL      = "POSTGRES__CONNECTION_STRING"   // the Python service's variable; selects PostgreSQL
+	KeyPostgresEnabled  = "POSTGRES_ENABLED"              // storage switch shared with the Python service
 	KeyUserID           = "REMSTORE_USER_ID"              // the store's user id (tenant)
-	KeyTruncateLength   = "REMSTORE_TRUNCATE_LENGTH"      // T of SPEC §4
-	KeyAuditSession     = "DEBUG_AUDIT_SESSION"           // audit switch (SPEC §6)
+	KeyTruncateLength   = "REMSTORE_TRUNCATE_LENGTH"      // T of the contract with the Python service
+	KeyAuditSession     = "DEBUG_AUDIT_SESSION"           // audit switch
 	KeyAuditDir         = "DEBUG_AUDIT_DIR"               // audit directory
 	KeyLogLevel         = "REMSTORE_LOG_LEVEL"            // debug, info, warn, error
 	KeyConnectTimeout   = "REMSTORE_CONNECT_TIMEOUT"      // PostgreSQL connect timeout (Go duration)
@@ -43,7 +43,7 @@ const (
 
 // Defaults.
 const (
-	DefaultUserID         = "anonymous" // what the peer's API uses without a user
+	DefaultUserID         = "anonymous" // what the Python service's API uses without a user
 	DefaultTruncateLength = 200
 	DefaultLogLevel       = "warn"
 	DefaultAddr           = "127.0.0.1:8088" // serve's listen address; clients' URL is http:// + this
@@ -57,8 +57,8 @@ type Config struct {
 	DatabaseURL string
 	// StorageEnabled is false only when POSTGRES_ENABLED is set to something
 	// other than "true" (any case); then store, load and lookup do nothing.
-	// A value that is neither "true" nor "false" leaves it false, as the
-	// peer reads it, and Validate refuses it.
+	// A value that is neither "true" nor "false" leaves it false, as the Python
+	// service reads it, and Validate refuses it.
 	StorageEnabled bool
 	// UserID is the store's user id, written as tenant_id. Default "anonymous".
 	UserID string

@@ -38,8 +38,8 @@ type ImportOptions struct {
 	// the database as it was. Without it each batch commits on its own and
 	// a bad line stops the import after the batches before it.
 	Atomic bool
-	// AnyRole restores message rows whatever their role, as the peer wrote
-	// them (they load unchanged). Without it a role outside SPEC §1 is
+	// AnyRole restores message rows whatever their role, as the Python service wrote
+	// them (they load unchanged). Without it a role outside the Python service's roles is
 	// refused, as every remstore write path refuses it: pydantic-ai history
 	// would leave such a row out.
 	AnyRole bool

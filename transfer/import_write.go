@@ -424,7 +424,7 @@ type stored struct {
 // skipped when it is that message (a resumed import, or the same record
 // twice in a file), and refused naming its line when it is another one
 // (another session, tenant, role or text): skipping it would drop it without
-// a word (issue 42).
+// a word.
 func sameAsStored(b importBatchIn, msgs []*table.Message, there map[uuid.UUID]stored) error {
 	for i, m := range msgs {
 		st, ok := there[m.ID]

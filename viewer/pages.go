@@ -64,7 +64,7 @@ type msgView struct {
 	JSON    string // the message as the store returns it (Copy as JSON)
 	// Preview is the start of a long message that is not cut (a user or
 	// tool message, an answer shown whole): the page draws it folded, the
-	// whole text a click away (issue 41: one long paste flooded the page).
+	// whole text a click away.
 	Preview string
 }
 
@@ -266,7 +266,7 @@ func (v *Viewer) sessionPage(w http.ResponseWriter, r *http.Request, q *request)
 		return v.pydanticPage(w, r, q, key, info, lo, from, base)
 	}
 	// The history streams: totals over every message, drawn views for the
-	// page's only (issue 42 H1: a 200,000-message session was built whole
+	// page's only ( H1: a 200,000-message session was built whole
 	// for each request). A page asked past the end is drawn again, as the
 	// last one, once the count is known.
 	var (
@@ -441,7 +441,7 @@ func drawSentArgs(views []msgView, turn *convert.Turn) {
 
 // pydanticPage is the session as pydantic-ai messages, streamed as the
 // history is: the history's rows go through the converter one by one, and
-// only the page's pydantic-ai messages are drawn (issue 42 H1).
+// only the page's pydantic-ai messages are drawn.
 func (v *Viewer) pydanticPage(w http.ResponseWriter, r *http.Request, q *request, key string, info sessionstore.SessionInfo, lo sessionstore.LoadOptions, from int, base string) error {
 	var (
 		pv     []pydanticMsg
@@ -683,7 +683,7 @@ type diffView struct {
 // is the file named by the session's UUID (every writer resolves the name
 // it was given, as the store does), so it holds this session's calls and
 // no other's: nothing else in the directory is read, and no other file,
-// however many, can hide them (SPEC §6: what one tenant records can
+// however many, can hide them (the contract with the Python service: what one tenant records can
 // neither hide nor slow another's).
 //
 // Memory follows the dump, which audit.MaxFileBytes bounds, not the
@@ -699,7 +699,7 @@ type auditCalls struct {
 }
 
 // rowRef is what a call page needs of one stored row: where it is and what
-// it cost (issue 42 H1: the audit pages held the whole session).
+// it cost.
 type rowRef struct {
 	idx, in, out int
 	model        string
@@ -1123,7 +1123,7 @@ func partsBy(s string, shown func(rune) bool) []Part {
 
 func isBidi(r rune) bool { return strings.ContainsRune(bidiControls, r) }
 
-// isInvisible is what a name must not hide (issue 41): bidirectional
+// isInvisible is what a name must not hide: bidirectional
 // controls, and every format character (zero-width space and joiners,
 // word joiner, soft hyphen, BOM, ...) and blank filler, which draw nothing
 // and make two names that look alike differ. Content keeps them (an emoji

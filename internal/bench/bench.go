@@ -41,7 +41,7 @@ type Workload struct {
 	// what it does. Remstore, the floor and the peer get the same blocks.
 	Repeat int
 	Floor  Op     // nil when there is none (SQLite)
-	Peer   PeerOp // the Python peer's own code doing the same; nil without Env.Peer
+	Peer   PeerOp // the Python service's own code doing the same; nil without Env.Peer
 }
 
 // PeerOp runs the peer's operation n times and returns the durations it measured.
@@ -54,7 +54,7 @@ type Env struct {
 	Conn  *pgx.Conn // PostgreSQL only: the floor's native connection
 	Store *sessionstore.Store
 	URL   string // the database, in the benchmark's own schema
-	// Peer, when set (StartPeer on URL), puts the Python peer's own code
+	// Peer, when set (StartPeer on URL), puts the Python service's own code
 	// beside the workloads it has: store a turn, load, load+convert, lookup.
 	Peer *Peer
 	// Citus is set when the database is a Citus coordinator with workers:

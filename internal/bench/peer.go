@@ -18,7 +18,7 @@ import (
 	"github.com/remstore/remstore/repository"
 )
 
-// Peer is the Python peer's own session store (../shared/peer), timed by
+// Peer is the Python service's own session store (../shared/peer), timed by
 // interop/peer/bench_server.py in a process of its own on the same database:
 // the comparison a user of the Python service asks for first. Durations are
 // measured in Python around the peer's calls, so the pipe is not in them.

@@ -13,7 +13,7 @@ import (
 	"github.com/remstore/remstore/repository/migrations"
 )
 
-// PeerMessage is a message as the Python peer's store_session_messages gets it.
+// PeerMessage is a message as the Python service's store_session_messages gets it.
 type PeerMessage struct {
 	Role, Content string
 	Timestamp     *string
@@ -25,7 +25,7 @@ type PeerMessage struct {
 	ToolCalls any
 }
 
-// PeerStore writes msgs the way the Python peer does: the session row created
+// PeerStore writes msgs the way the Python service does: the session row created
 // if missing, then one INSERT per message (its own round trip), metadata
 // {message_index: position in this batch, timestamp} plus tool fields for tool
 // messages, no entity_key, tool_calls {"items": ToolCalls} when given (else

@@ -275,7 +275,7 @@ func Distribute(ctx context.Context, db *repository.DB, o DistributeOptions) ([]
 // checkForeignKeys says which tables hold foreign keys into sessions or
 // messages while either is still local, before anything changes: Citus
 // keeps no foreign key from a local table into a distributed one (the
-// peer's full schema has such tables).
+// Python service's full schema has such tables).
 func checkForeignKeys(ctx context.Context, db *repository.DB, st State) error {
 	if st.Tables[0].Type != "local" && st.Tables[1].Type != "local" {
 		return nil

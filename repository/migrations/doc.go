@@ -1,4 +1,4 @@
-// Package migrations brings a database to remstore's schema: the peer's
+// Package migrations brings a database to remstore's schema: the Python service's
 // tables, remstore's indexes, the PostgreSQL store function and the tenant
 // guard, each migration a pair of SQL files under sql/ read by bun's migrator.
 //

@@ -18,7 +18,7 @@ import (
 )
 
 // Table and LocksTable are where bun's migrator keeps its state; the names
-// are remstore's so they never clash with the peer's tables.
+// are remstore's so they never clash with the Python service's tables.
 const (
 	Table      = "remstore_migrations"
 	LocksTable = "remstore_migration_locks"
@@ -444,7 +444,7 @@ func locked(ctx context.Context, db *repository.DB, o Options, fn func(*migrate.
 }
 
 // Check returns repository.ErrNotMigrated unless db holds the sessions and
-// messages tables (made by Up, or by the peer's install script). Read-only
+// messages tables (made by Up, or by the Python service's install script). Read-only
 // commands call it instead of migrating.
 func Check(ctx context.Context, db bun.IDB) error {
 	for _, t := range []string{"sessions", "messages"} {

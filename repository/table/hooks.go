@@ -26,9 +26,9 @@ var (
 	_ bun.BeforeAppendModelHook = (*Message)(nil)
 )
 
-// The peer validates every row of a session before it filters by tenant, and
+// The Python service validates every row of a session before it filters by tenant, and
 // one row with a NULL tags, graph_edges or metadata empties the whole session
-// for every reader (SPEC §2). bun writes a nil slice or map as NULL, so every
+// for every reader. bun writes a nil slice or map as NULL, so every
 // insert and update fills them with the column defaults here, in one place.
 func fillDefaults(tags *models.StringArray, edges *models.JSONList, meta *models.JSONMap) {
 	if *tags == nil {
@@ -52,7 +52,7 @@ func writes(q bun.Query) (insert, ok bool) {
 	return false, false
 }
 
-// BeforeAppendModel fills zero timestamps, the peer's default status and the
+// BeforeAppendModel fills zero timestamps, the Python service's default status and the
 // JSON and array columns' defaults.
 func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	insert, ok := writes(q)
@@ -66,7 +66,7 @@ func (s *Session) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	return nil
 }
 
-// FillDefaults sets the peer's default status and the JSON and array
+// FillDefaults sets the Python service's default status and the JSON and array
 // columns' defaults where they are unset. The write hooks call it; so does
 // code that renders an INSERT without running them (import's COPY path).
 func (s *Session) FillDefaults() {

@@ -9,9 +9,9 @@ import (
 	"github.com/remstore/remstore/models"
 )
 
-// Session is a row of the peer's `sessions` table, column for column.
-// Features the peer lacks (lifecycle reasons, settings, forks) live in
-// Metadata so the peer keeps reading the table unchanged.
+// Session is a row of the Python service's `sessions` table, column for column.
+// Features the Python service lacks (lifecycle reasons, settings, forks) live in
+// Metadata so the Python service keeps reading the table unchanged.
 type Session struct {
 	bun.BaseModel `bun:"table:sessions"`
 
@@ -30,8 +30,8 @@ type Session struct {
 	DeletedAt   *time.Time         `bun:"deleted_at,type:timestamptz"`
 }
 
-// Message is a row of the peer's `messages` table, column for column. The
-// peer's optional `embedding VECTOR(1536)` column is deliberately not mapped:
+// Message is a row of the Python service's `messages` table, column for column. The
+// Python service's optional `embedding VECTOR(1536)` column is deliberately not mapped:
 // remstore neither reads nor writes it, so it works with or without it.
 type Message struct {
 	bun.BaseModel `bun:"table:messages"`

@@ -19,7 +19,7 @@ const Provider = "anthropic"
 type Options struct {
 	// System, when set, is the system block (the API takes the system
 	// prompt apart). Stored system messages are not sent, as in the
-	// pydantic-ai history (SPEC §5): the system prompt is the caller's.
+	// pydantic-ai history: the system prompt is the caller's.
 	System string
 }
 

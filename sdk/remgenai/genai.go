@@ -28,7 +28,7 @@ const inventedID = "genai-"
 // Options shapes a request.
 type Options struct {
 	// System, when set, is the system instruction. Stored system messages
-	// are not sent, as in the pydantic-ai history (SPEC §5): the system
+	// are not sent, as in the pydantic-ai history: the system
 	// prompt is the caller's.
 	System string
 }

@@ -21,7 +21,7 @@ const Provider = "langchaingo"
 // Options shapes a request.
 type Options struct {
 	// System, when set, is sent first as a system message. Stored system
-	// messages are not sent, as in the pydantic-ai history (SPEC §5).
+	// messages are not sent, as in the pydantic-ai history.
 	System string
 }
 

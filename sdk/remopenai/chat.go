@@ -15,7 +15,7 @@ const Provider = "openai"
 // Options shapes a request.
 type Options struct {
 	// System, when set, is sent first as a system message. Stored system
-	// messages are not sent, as in the pydantic-ai history (SPEC §5): the
+	// messages are not sent, as in the pydantic-ai history: the
 	// system prompt is the caller's.
 	System string
 }
