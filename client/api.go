@@ -71,7 +71,7 @@ func (c *Client) store(ctx context.Context, p *PendingStore) (StoreResult, error
 	}
 	var out StoreResult
 	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(p.Session) + "/messages", query: q, body: p.Body,
-		headers: h, safety: Durable, pending: p}, &out)
+		headers: h, safety: durable, pending: p}, &out)
 	return out, err
 }
 
@@ -150,7 +150,7 @@ func (o LoadOptions) onLast() func(http.Header) {
 // Load returns the session's history.
 func (c *Client) Load(ctx context.Context, session string, o LoadOptions) ([]models.HistoryMessage, error) {
 	var raw json.RawMessage
-	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: Resend, header: o.onLast()}, &raw); err != nil {
+	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: resend, header: o.onLast()}, &raw); err != nil {
 		return nil, err
 	}
 	return models.DecodeHistory(raw)
@@ -191,7 +191,7 @@ func (c *Client) LoadPydanticAI(ctx context.Context, session string, o PydanticA
 			o.OnAuditCall(h.Get("X-Remstore-Audit-Call"))
 		}
 	}
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: Resend, header: header}, &raw)
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: q, safety: resend, header: header}, &raw)
 	return raw, err
 }
 
@@ -229,7 +229,7 @@ func (c *Client) recordCall(ctx context.Context, session string, r AuditRecord) 
 	if err != nil {
 		return out, err
 	}
-	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/audit", body: body, safety: Unsent}, &out)
+	_, err = c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/audit", body: body, safety: unsent}, &out)
 	return out, err
 }
 
@@ -241,7 +241,7 @@ func (c *Client) Lookup(ctx context.Context, key string) (string, error) {
 	var out struct {
 		Content string `json:"content"`
 	}
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/lookup", query: url.Values{"key": {key}}, safety: Resend}, &out)
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/lookup", query: url.Values{"key": {key}}, safety: resend}, &out)
 	return out.Content, err
 }
 
@@ -263,7 +263,7 @@ func (c *Client) Search(ctx context.Context, q string, o SearchOptions) ([]Searc
 	var out struct {
 		Hits []SearchHit `json:"hits"`
 	}
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/search", query: v, safety: Resend}, &out)
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/search", query: v, safety: resend}, &out)
 	return out.Hits, err
 }
 
@@ -296,7 +296,7 @@ func (c *Client) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 		v.Set("limit", strconv.Itoa(o.Limit))
 	}
 	var out SessionPage
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions", query: v, safety: Resend}, &out)
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions", query: v, safety: resend}, &out)
 	return out, err
 }
 
@@ -304,7 +304,7 @@ func (c *Client) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 func (c *Client) GetSession(ctx context.Context, session string, compress bool) (SessionWithMessages, error) {
 	var out SessionWithMessages
 	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session), query: url.Values{"compress": {strconv.FormatBool(compress)}},
-		safety: Resend}, &out)
+		safety: resend}, &out)
 	return out, err
 }
 
@@ -326,7 +326,7 @@ func (c *Client) UpdateSession(ctx context.Context, session string, u SessionUpd
 	var out Session
 	// Unsent: a PATCH sent again after it committed can meet its own change
 	// (a cancel comes back 409 not active).
-	_, err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + seg(session), body: body, safety: Unsent}, &out)
+	_, err := c.do(ctx, call{method: "PATCH", path: "/v1/sessions/" + seg(session), body: body, safety: unsent}, &out)
 	return out, err
 }
 
@@ -340,7 +340,7 @@ type ForkOptions struct {
 func (c *Client) Fork(ctx context.Context, session string, o ForkOptions) (Session, error) {
 	body, _ := json.Marshal(o)
 	var out Session
-	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/fork", body: body, safety: Unsent}, &out)
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/fork", body: body, safety: unsent}, &out)
 	return out, err
 }
 
@@ -351,14 +351,14 @@ func (c *Client) Cancel(ctx context.Context, session, reason string) (Session, e
 		body = []byte("{}")
 	}
 	var out Session
-	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/cancel", body: body, safety: Unsent}, &out)
+	_, err := c.do(ctx, call{method: "POST", path: "/v1/sessions/" + seg(session) + "/cancel", body: body, safety: unsent}, &out)
 	return out, err
 }
 
 // DeleteSession soft-deletes the session (purge: removes its rows).
 func (c *Client) DeleteSession(ctx context.Context, session string, purge bool) error {
 	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session), query: url.Values{"purge": {strconv.FormatBool(purge)}},
-		safety: Unsent}, nil)
+		safety: unsent}, nil)
 	return err
 }
 
@@ -368,7 +368,7 @@ func (c *Client) PopMessage(ctx context.Context, session string) (*models.Histor
 	var out struct {
 		Message *models.HistoryMessage `json:"message"`
 	}
-	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages/last", safety: Unsent}, &out)
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages/last", safety: unsent}, &out)
 	return out.Message, err
 }
 
@@ -379,13 +379,13 @@ func (c *Client) ClearMessages(ctx context.Context, session string) (int, error)
 	}
 	// Unsent: a clear sent again after it committed would remove what was
 	// stored after it.
-	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages", safety: Unsent}, &out)
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session) + "/messages", safety: unsent}, &out)
 	return out.Removed, err
 }
 
 // Ready is nil when the server answers /readyz (storage reachable).
 func (c *Client) Ready(ctx context.Context) error {
-	_, err := c.do(ctx, call{method: "GET", path: "/readyz", safety: Resend}, nil)
+	_, err := c.do(ctx, call{method: "GET", path: "/readyz", safety: resend}, nil)
 	return err
 }
 

@@ -113,32 +113,32 @@ func New(baseURL string, o Options) (*Client, error) {
 }
 
 // Safety says whether a call may be sent again.
-type Safety string
+type retrySafety string
 
 const (
 	// Resend: twice has the effect of once; retried on 503 and on any
 	// connection error.
-	Resend Safety = "resend"
+	resend retrySafety = "resend"
 	// Unsent: it would act twice; retried only when connecting failed.
-	Unsent Safety = "unsent"
+	unsent retrySafety = "unsent"
 	// Durable: a store carrying an Idempotency-Key. As Resend, but bounded
 	// by a time window (Options.StoreWindow) rather than a count of tries:
 	// a paid model run is not lost to a restart.
-	Durable Safety = "durable"
+	durable retrySafety = "durable"
 )
 
 // Decision is what the client does after one try.
-type Decision string
+type retryDecision string
 
 const (
-	Return Decision = "return"
-	Raise  Decision = "raise"
-	Retry  Decision = "retry"
+	returnAnswer retryDecision = "return"
+	raise        retryDecision = "raise"
+	retryAgain   retryDecision = "retry"
 )
 
 // Outcome is what one try gave: a status, or a connection error (Sent
 // says whether the request may have reached the server).
-type Outcome struct {
+type tryOutcome struct {
 	Status int // 0: no answer
 	Sent   bool
 }
@@ -146,7 +146,7 @@ type Outcome struct {
 // Try is where a call stands after one try: Attempt (0-based) of
 // MaxRetries allowed, Elapsed since the first try of Window allowed (a
 // Durable call's bound).
-type Try struct {
+type tryState struct {
 	Attempt, MaxRetries int
 	Elapsed, Window     time.Duration
 }
@@ -154,30 +154,30 @@ type Try struct {
 // Decide is the retry policy (fixtures/client/retry_policy.json, which the
 // Python client follows too): what to do after try t of a call of safety s
 // gave out.
-func Decide(s Safety, t Try, out Outcome) Decision {
+func decide(s retrySafety, t tryState, out tryOutcome) retryDecision {
 	last := t.Attempt >= t.MaxRetries
-	if s == Durable {
+	if s == durable {
 		last = t.Elapsed >= t.Window
 	}
 	if out.Status == 0 {
-		if last || (out.Sent && s == Unsent) {
-			return Raise
+		if last || (out.Sent && s == unsent) {
+			return raise
 		}
-		return Retry
+		return retryAgain
 	}
 	if out.Status >= 200 && out.Status < 300 {
-		return Return
+		return returnAnswer
 	}
-	if last || out.Status != http.StatusServiceUnavailable || s == Unsent {
-		return Raise
+	if last || out.Status != http.StatusServiceUnavailable || s == unsent {
+		return raise
 	}
-	return Retry
+	return retryAgain
 }
 
 // Delay is the wait before retry number attempt (0-based): the server's
 // Retry-After when it sent one (retryAfter >= 0), else backoff doubled per
 // attempt, jittered to between half and all of it; never over max.
-func Delay(backoff, max time.Duration, attempt int, retryAfter time.Duration) time.Duration {
+func delay(backoff, max time.Duration, attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter >= 0 {
 		return min(retryAfter, max)
 	}
@@ -198,7 +198,7 @@ type call struct {
 	query        url.Values
 	body         []byte
 	headers      map[string]string
-	safety       Safety
+	safety       retrySafety
 	// header, when set, is handed a successful answer's headers.
 	header func(http.Header)
 	// pending is what a Durable call that gives up leaves for StorePending.
@@ -234,8 +234,8 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 	// error without an answer still names it.
 	rid := uuid.NewString()
 	safety, window := c.safety, cl.o.StoreWindow
-	if safety == Durable && window < 0 {
-		safety = Resend
+	if safety == durable && window < 0 {
+		safety = resend
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
@@ -260,22 +260,22 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 		}
 		traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 		resp, err := cl.http.Do(req)
-		var outcome Outcome
+		var outcome tryOutcome
 		var retryAfter time.Duration = -1
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, cl.stopped(c, rid, attempt, ctx.Err())
 			}
-			outcome = Outcome{Sent: !notSent(err)}
+			outcome = tryOutcome{Sent: !notSent(err)}
 		} else {
-			outcome = Outcome{Status: resp.StatusCode}
+			outcome = tryOutcome{Status: resp.StatusCode}
 			if v, perr := strconv.ParseFloat(resp.Header.Get("Retry-After"), 64); perr == nil && v >= 0 {
 				retryAfter = time.Duration(v * float64(time.Second))
 			}
 		}
 		elapsed := time.Since(start)
-		switch Decide(safety, Try{Attempt: attempt, MaxRetries: cl.retries, Elapsed: elapsed, Window: window}, outcome) {
-		case Return:
+		switch decide(safety, tryState{Attempt: attempt, MaxRetries: cl.retries, Elapsed: elapsed, Window: window}, outcome) {
+		case returnAnswer:
 			defer resp.Body.Close()
 			if c.header != nil {
 				c.header(resp.Header)
@@ -288,10 +288,10 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 				return resp.StatusCode, fmt.Errorf("client: %s %s: reading the answer: %w", c.method, c.path, err)
 			}
 			return resp.StatusCode, nil
-		case Raise:
+		case raise:
 			if err != nil {
 				maybe := ""
-				if outcome.Sent && c.safety != Resend {
+				if outcome.Sent && c.safety != resend {
 					maybe = " (the request may have reached the server; it was not sent again)"
 				}
 				return 0, &Error{Method: c.method, Path: c.path, URL: cl.base.String(), Message: err.Error() + maybe, RequestID: rid,
@@ -312,8 +312,8 @@ func (cl *Client) send(ctx context.Context, c call, out any) (int, error) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
 		}
-		d := Delay(cl.o.Backoff, cl.o.MaxBackoff, attempt, retryAfter)
-		if safety == Durable {
+		d := delay(cl.o.Backoff, cl.o.MaxBackoff, attempt, retryAfter)
+		if safety == durable {
 			d = max(min(d, window-elapsed), time.Millisecond) // the last try at the window's end
 		}
 		t := time.NewTimer(d)
