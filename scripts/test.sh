@@ -142,13 +142,13 @@ REMSTORE_BENCH_QUICK=1 go test -run XXX -bench . -benchtime 1x ./... >.test-outp
   || { tail -40 .test-output/bench.log >&2; exit 1; }
 echo "benchmarks: $(grep -c '^Benchmark' .test-output/bench.log) ran once"
 
-echo "== release: goreleaser check and a snapshot of every target; the container image"
+echo "== release: goreleaser check and a snapshot of every target; the container image and docs/install.md's container commands"
 scripts/release.sh
 if [ -z "${REMSTORE_TEST_PG_SOCK:-}" ]; then
   # The image is run against the test cluster's socket; an outside
   # REMSTORE_TEST_DATABASE_URL has none to lend it.
   [ "$REMSTORE_REQUIRE_ALL" = 1 ] && { echo "test: FAIL: no test PostgreSQL socket to run the image against" >&2; exit 1; }
-  echo "test: the image is built and checked, not run (no test PostgreSQL socket)" >&2
+  echo "test: the image is built and checked; not run, and docs/install.md's container commands and compose.yaml not checked (no test PostgreSQL socket)" >&2
 fi
 REMSTORE_IMAGE_PG_SOCK=${REMSTORE_TEST_PG_SOCK:-} scripts/image.sh
 
