@@ -59,4 +59,4 @@ else
 fi
 
 [ -n "${REMSTORE_IMAGE_PG_SOCK:-}" ] || exit 0
-exec scripts/image-docs.sh
+scripts/image-docs.sh
