@@ -39,7 +39,7 @@ func (e *embedded) Append(ctx context.Context, session string, msgs []models.His
 	if err != nil {
 		return Appended{}, err
 	}
-	res, err := e.st.StoreWith(ctx, session, msgs, sessionstore.StoreOptions{ExpectLast: o.IfLast})
+	res, err := e.st.Store(ctx, session, msgs, sessionstore.StoreOptions{ExpectLast: o.IfLast})
 	return Appended{SessionID: res.SessionID, Keys: res.Keys, Last: res.Last}, err
 }
 

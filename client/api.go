@@ -300,10 +300,15 @@ func (c *Client) ListSessions(ctx context.Context, o ListOptions) (SessionPage, 
 	return out, err
 }
 
+// GetOptions shape GetSession.
+type GetOptions struct {
+	Full bool // every answer in full, without the REM LOOKUP cut
+}
+
 // GetSession returns a session with its messages.
-func (c *Client) GetSession(ctx context.Context, session string, compress bool) (SessionWithMessages, error) {
+func (c *Client) GetSession(ctx context.Context, session string, o GetOptions) (SessionWithMessages, error) {
 	var out SessionWithMessages
-	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session), query: url.Values{"compress": {strconv.FormatBool(compress)}},
+	_, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session), query: url.Values{"compress": {strconv.FormatBool(!o.Full)}},
 		safety: resend}, &out)
 	return out, err
 }
@@ -355,9 +360,14 @@ func (c *Client) Cancel(ctx context.Context, session, reason string) (Session, e
 	return out, err
 }
 
-// DeleteSession soft-deletes the session (purge: removes its rows).
-func (c *Client) DeleteSession(ctx context.Context, session string, purge bool) error {
-	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session), query: url.Values{"purge": {strconv.FormatBool(purge)}},
+// DeleteOptions shape DeleteSession.
+type DeleteOptions struct {
+	Purge bool // remove the session's rows instead of marking them deleted
+}
+
+// DeleteSession soft-deletes the session (o.Purge: removes its rows).
+func (c *Client) DeleteSession(ctx context.Context, session string, o DeleteOptions) error {
+	_, err := c.do(ctx, call{method: "DELETE", path: "/v1/sessions/" + seg(session), query: url.Values{"purge": {strconv.FormatBool(o.Purge)}},
 		safety: unsent}, nil)
 	return err
 }

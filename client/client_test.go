@@ -63,7 +63,7 @@ func TestEveryCall(t *testing.T) {
 		if err != nil || len(page.Sessions) != 1 || page.Sessions[0].Name != "chat/1 é" {
 			t.Fatalf("list: %+v %v", page, err)
 		}
-		got, err := c.GetSession(ctx, "chat/1 é", false)
+		got, err := c.GetSession(ctx, "chat/1 é", client.GetOptions{Full: true})
 		if err != nil || len(got.Messages) != 4 || got.Messages[3].Content != long {
 			t.Fatalf("get: %+v %v", got, err)
 		}
@@ -84,7 +84,7 @@ func TestEveryCall(t *testing.T) {
 		if !errors.Is(err, client.ErrConflict) || !errors.As(err, &e) || e.RequestID == "" {
 			t.Fatalf("store into a cancelled session: %v", err)
 		}
-		if err := c.DeleteSession(ctx, "branch", true); err != nil {
+		if err := c.DeleteSession(ctx, "branch", client.DeleteOptions{Purge: true}); err != nil {
 			t.Fatal(err)
 		}
 		// A message the library would refuse is refused before it is sent.

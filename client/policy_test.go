@@ -116,13 +116,13 @@ func TestEachCallsSafety(t *testing.T) {
 		"lookup":            func() error { _, err := c.Lookup(ctx, "k"); return err },
 		"search":            func() error { _, err := c.Search(ctx, "q", client.SearchOptions{}); return err },
 		"list_sessions":     func() error { _, err := c.ListSessions(ctx, client.ListOptions{}); return err },
-		"get_session":       func() error { _, err := c.GetSession(ctx, "s", true); return err },
+		"get_session":       func() error { _, err := c.GetSession(ctx, "s", client.GetOptions{}); return err },
 		"update_session":    func() error { _, err := c.UpdateSession(ctx, "s", client.SessionUpdate{Name: name("n")}); return err },
 		"clear_messages":    func() error { _, err := c.ClearMessages(ctx, "s"); return err },
 		"ready":             func() error { return c.Ready(ctx) },
 		"fork":              func() error { _, err := c.Fork(ctx, "s", client.ForkOptions{}); return err },
 		"cancel":            func() error { _, err := c.Cancel(ctx, "s", ""); return err },
-		"delete_session":    func() error { return c.DeleteSession(ctx, "s", false) },
+		"delete_session":    func() error { return c.DeleteSession(ctx, "s", client.DeleteOptions{}) },
 		"pop_message":       func() error { _, err := c.PopMessage(ctx, "s"); return err },
 	}
 	if len(calls) != len(p.Safety) {

@@ -93,7 +93,7 @@ func TestMiddlewareRecordsTheCall(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mem, _ := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice"})
-	_, _ = mem.StoreMessages(context.Background(), "mwa", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: "before"}}, "")
+	_, _ = mem.Store(context.Background(), "mwa", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: "before"}}, sessionstore.StoreOptions{})
 	on := true
 	h := Middleware(MiddlewareOptions{
 		Store:        func(*http.Request) (*sessionstore.Store, error) { return mem, nil },

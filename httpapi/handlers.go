@@ -131,7 +131,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		}
 		defer s.timed("store", time.Now())
 		so.Decoded = true // the decoder's rows: their sources agree by construction
-		res, err := st.StoreWith(r.Context(), key, in.Messages, so)
+		res, err := st.Store(r.Context(), key, in.Messages, so)
 		if err != nil {
 			return reused(in.Locate(err))
 		}
@@ -164,7 +164,7 @@ func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) 
 		return err
 	}
 	defer s.timed("store", time.Now())
-	res, err := st.StoreWith(r.Context(), key, msgs, so)
+	res, err := st.Store(r.Context(), key, msgs, so)
 	if err != nil {
 		return reused(err)
 	}
@@ -685,7 +685,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st Store)
 	if err != nil {
 		return err
 	}
-	if err := st.DeleteSession(r.Context(), r.PathValue("id"), purge); err != nil {
+	if err := st.DeleteSession(r.Context(), r.PathValue("id"), sessionstore.DeleteOptions{Purge: purge}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

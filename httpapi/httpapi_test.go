@@ -302,7 +302,7 @@ func TestGracefulShutdownKeepsAcknowledgedWrites(t *testing.T) {
 func TestMiddleware(t *testing.T) {
 	t.Parallel()
 	mem, _ := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice", TruncateLength: 10})
-	_, _ = mem.StoreMessages(context.Background(), "mw", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: strings.Repeat("x", 50)}}, "")
+	_, _ = mem.Store(context.Background(), "mw", []models.HistoryMessage{{Role: "user", Content: "earlier"}, {Role: "assistant", Content: strings.Repeat("x", 50)}}, sessionstore.StoreOptions{})
 	var seen *Turn
 	h := Middleware(MiddlewareOptions{
 		Store:        func(*http.Request) (*sessionstore.Store, error) { return mem, nil },

@@ -71,7 +71,7 @@ func BenchmarkServeLayers(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := st.StoreMessages(ctx, "bench", msgs, "")
+			res, err := st.Store(ctx, "bench", msgs, sessionstore.StoreOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func TestGetSessionMemoryFlat(t *testing.T) {
 	}
 	fill := func(session string, n int) {
 		for range n / 1000 {
-			if _, err := st.StoreMessages(ctx, session, batch, ""); err != nil {
+			if _, err := st.Store(ctx, session, batch, sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -136,7 +136,7 @@ func Middleware(o MiddlewareOptions) func(http.Handler) http.Handler {
 			if len(pending) > 0 {
 				// The request may be cancelled once the response is written;
 				// the turn is stored regardless.
-				be.StoreMessages(context.WithoutCancel(r.Context()), sid, pending, "")
+				be.Append(context.WithoutCancel(r.Context()), sid, pending, sessionstore.StoreOptions{})
 			}
 		})
 	}

@@ -16,7 +16,7 @@ type Store interface {
 	ResolveID(ctx context.Context, sessionKey string) (uuid.UUID, error)
 	FillIDs(ctx context.Context, msgs []models.HistoryMessage, scope, key string) error
 	Enabled() bool
-	StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o sessionstore.StoreOptions) (sessionstore.StoreResult, error)
+	Store(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o sessionstore.StoreOptions) (sessionstore.StoreResult, error)
 	Load(ctx context.Context, sessionKey string, o sessionstore.LoadOptions) ([]models.HistoryMessage, error)
 	LoadEach(ctx context.Context, sessionKey string, o sessionstore.LoadOptions, fn func(models.HistoryMessage) error) error
 	Lookup(ctx context.Context, key string) (string, error)
@@ -24,7 +24,7 @@ type Store interface {
 	ListSessions(ctx context.Context, o sessionstore.ListOptions) (sessionstore.ListResult, error)
 	SetStatus(ctx context.Context, sessionKey, status, reason string) (sessionstore.SessionInfo, error)
 	UpdateSession(ctx context.Context, sessionKey string, u sessionstore.SessionUpdate) (sessionstore.SessionInfo, error)
-	DeleteSession(ctx context.Context, sessionKey string, purge bool) error
+	DeleteSession(ctx context.Context, sessionKey string, o sessionstore.DeleteOptions) error
 	Fork(ctx context.Context, sessionKey string, o sessionstore.ForkOptions) (sessionstore.SessionInfo, error)
 	PopMessage(ctx context.Context, sessionKey string) (models.HistoryMessage, bool, error)
 	ClearMessages(ctx context.Context, sessionKey string) (int, error)

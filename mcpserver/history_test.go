@@ -77,7 +77,7 @@ func TestHistoryIsPaged(t *testing.T) {
 		msgs = append(msgs, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("q%d", i)},
 			models.HistoryMessage{Role: "assistant", Content: fmt.Sprintf("answer %d, long enough to be cut", i)})
 	}
-	if _, err := st.StoreMessages(ctx, "long", msgs, ""); err != nil {
+	if _, err := st.Store(ctx, "long", msgs, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	full, err := st.Load(ctx, "long", sessionstore.LoadOptions{})
@@ -148,7 +148,7 @@ func TestHistoryIsPaged(t *testing.T) {
 	}
 	wide = append(wide, models.HistoryMessage{Role: "user", Content: "huge " + strings.Repeat("h", MaxHistoryBytes+1)},
 		models.HistoryMessage{Role: "user", Content: "after"})
-	if _, err := st.StoreMessages(ctx, "wide", wide, ""); err != nil {
+	if _, err := st.Store(ctx, "wide", wide, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fullWide, err := st.Load(ctx, "wide", sessionstore.LoadOptions{})

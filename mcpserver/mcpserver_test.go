@@ -18,7 +18,7 @@ func TestTools(t *testing.T) {
 	db := dbtest.NewSQLite(t)
 	alice, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 10})
 	full := strings.Repeat("the whole answer ", 5)
-	_, _ = alice.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "q"}, {Role: "assistant", Content: full}}, "")
+	_, _ = alice.Store(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "q"}, {Role: "assistant", Content: full}}, sessionstore.StoreOptions{})
 	h, _ := alice.Load(ctx, "s", sessionstore.LoadOptions{})
 	key := h[1].EntityKey
 

@@ -59,7 +59,7 @@ func TestPydanticAIRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := big.StoreMessages(ctx, key, ing.Messages, ""); err != nil {
+				if _, err := big.Store(ctx, key, ing.Messages, sessionstore.StoreOptions{}); err != nil {
 					t.Fatalf("%s message %d: %v", key, i, ing.Locate(err))
 				}
 			}
@@ -126,7 +126,7 @@ func TestPopAndClear(t *testing.T) {
 		long := strings.Repeat("long answer ", 3)
 		withItem := msg("assistant", "from the SDK")
 		withItem.Extra = []models.Field{{Key: sessionstore.AgentsSourceKey, Value: []byte(`{"type":"message","role":"assistant","content":"from the SDK"}`)}}
-		res, err := a.StoreMessages(ctx, "s", []models.HistoryMessage{msg("user", "q"), msg("assistant", long), msg("user", "q2"), withItem}, "")
+		res, err := a.Store(ctx, "s", []models.HistoryMessage{msg("user", "q"), msg("assistant", long), msg("user", "q2"), withItem}, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestPopAndClear(t *testing.T) {
 			t.Fatalf("after two pops: %+v", h)
 		}
 		// A store after a pop continues; stored keys never move.
-		res2, err := a.StoreMessages(ctx, "s", []models.HistoryMessage{msg("assistant", long+"2")}, "")
+		res2, err := a.Store(ctx, "s", []models.HistoryMessage{msg("assistant", long+"2")}, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

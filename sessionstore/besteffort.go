@@ -22,9 +22,9 @@ func (b BestEffort) log() *slog.Logger {
 	return slog.Default()
 }
 
-// StoreMessages stores and returns msgs as given; failures are logged.
-func (b BestEffort) StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) []models.HistoryMessage {
-	if _, err := b.Store.StoreMessages(ctx, sessionKey, msgs, userID); err != nil {
+// Append stores and returns msgs as given; failures are logged.
+func (b BestEffort) Append(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) []models.HistoryMessage {
+	if _, err := b.Store.Store(ctx, sessionKey, msgs, o); err != nil {
 		b.log().Error("remstore: store failed", "session", sessionKey, "messages", len(msgs), "err", err)
 	}
 	return msgs

@@ -97,7 +97,7 @@ func TestCitusSingleShard(t *testing.T) {
 		run    func() error
 	}{
 		{"store", false, func() error {
-			r, err := s.StoreMessages(ctx, "chat-1", []models.HistoryMessage{msg("user", "q"), msg("assistant", long)}, "")
+			r, err := s.Store(ctx, "chat-1", []models.HistoryMessage{msg("user", "q"), msg("assistant", long)}, sessionstore.StoreOptions{})
 			keys = r.Keys
 			return err
 		}},
@@ -107,7 +107,7 @@ func TestCitusSingleShard(t *testing.T) {
 		{"store with caller ids", true, func() error {
 			m := msg("user", "again")
 			m.ID = uuid.NewString()
-			_, err := s.StoreMessages(ctx, "chat-1", []models.HistoryMessage{m}, "")
+			_, err := s.Store(ctx, "chat-1", []models.HistoryMessage{m}, sessionstore.StoreOptions{})
 			return err
 		}},
 		{"load", false, func() error {
@@ -275,7 +275,7 @@ func TestCitusRebalanceUnderWrites(t *testing.T) {
 	}
 	// Some data first, so the moves copy rows, not empty shards.
 	for i := range 64 {
-		if _, err := s.StoreMessages(ctx, fmt.Sprintf("pre-%d", i), []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("x", 300))}, ""); err != nil {
+		if _, err := s.Store(ctx, fmt.Sprintf("pre-%d", i), []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("x", 300))}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -299,7 +299,7 @@ func TestCitusRebalanceUnderWrites(t *testing.T) {
 				}
 				q := fmt.Sprintf("question %d of writer %d", turn, w)
 				a := fmt.Sprintf("answer %d of writer %d: %s", turn, w, strings.Repeat("long ", 10))
-				r, err := s.StoreMessages(ctx, sess, []models.HistoryMessage{msg("user", q), msg("assistant", a)}, "")
+				r, err := s.Store(ctx, sess, []models.HistoryMessage{msg("user", q), msg("assistant", a)}, sessionstore.StoreOptions{})
 				if err != nil {
 					failed[w]++
 					t.Logf("writer %d turn %d: %v (not acknowledged)", w, turn, err)

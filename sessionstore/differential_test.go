@@ -411,7 +411,7 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 				o.ExpectLast = Empty
 			}
 			o.UserID = s.user
-			res, err := st.StoreWith(ctx, s.session, s.msgs, o)
+			res, err := st.Store(ctx, s.session, s.msgs, o)
 			// Ids the store made differ by writer: a last message is told
 			// by whether it is the tenant's last live row of the session.
 			now, lerr := lastLive(ctx, w.db, sid, s.tenant)
@@ -486,7 +486,7 @@ func runScript(t *testing.T, w writer, sc script) ([]string, string, map[string]
 				ss.closed, ss.nullStatus = s.status != models.StatusActive, false
 			}
 		case "delete":
-			err := st.DeleteSession(ctx, s.session, false)
+			err := st.DeleteSession(ctx, s.session, DeleteOptions{})
 			out = "err=" + errClass(t, w, err)
 		case "pop":
 			m, ok, err := st.PopMessage(ctx, s.session)

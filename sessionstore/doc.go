@@ -11,7 +11,7 @@
 //	_ = migrations.Up(ctx, db)
 //	stores, _ := sessionstore.FromSettings(db, cfg) // or NewStores(db, Options{...})
 //	st, _ := stores.For("alice")
-//	res, _ := st.StoreMessages(ctx, "chat-1", msgs, "")
+//	res, _ := st.Store(ctx, "chat-1", msgs, sessionstore.StoreOptions{})
 //	history, _ := st.Load(ctx, "chat-1", sessionstore.LoadOptions{})
 //	full, _ := st.Lookup(ctx, res.Keys[1])
 //

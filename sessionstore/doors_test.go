@@ -104,7 +104,7 @@ func TestLoadHandsOutOnlyItemsTheViewHolds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.StoreMessages(ctx, "s", rows, ""); err != nil {
+		if _, err := st.Store(ctx, "s", rows, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// What a store once took: the user's "hi" carries another text, the

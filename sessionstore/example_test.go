@@ -21,10 +21,11 @@ func Example() {
 	_ = migrations.Up(ctx, db)
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 10})
 
-	_, _ = st.StoreMessages(ctx, "chat-1", []models.HistoryMessage{
+	_, _ = st.Store(ctx, "chat-1", []models.HistoryMessage{
 		{Role: models.RoleUser, Content: "Tell me a story"},
 		{Role: models.RoleAssistant, Content: "Once upon a time, in a land far away, there lived a gopher."},
-	}, "")
+	}, sessionstore.StoreOptions{})
+
 	history, _ := st.Load(ctx, "chat-1", sessionstore.LoadOptions{})
 	fmt.Printf("%q\n", history[1].Content)
 	full, _ := st.Lookup(ctx, "REM LOOKUP "+history[1].EntityKey)
@@ -43,7 +44,7 @@ func ExampleExpand() {
 	defer db.Close()
 	_ = migrations.Up(ctx, db)
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "alice", TruncateLength: 5})
-	_, _ = st.StoreMessages(ctx, "chat-1", []models.HistoryMessage{{Role: models.RoleAssistant, Content: "a long answer, cut on load"}}, "")
+	_, _ = st.Store(ctx, "chat-1", []models.HistoryMessage{{Role: models.RoleAssistant, Content: "a long answer, cut on load"}}, sessionstore.StoreOptions{})
 
 	cut, _ := st.Load(ctx, "chat-1", sessionstore.LoadOptions{})
 	full, _ := sessionstore.Expand(ctx, st, cut)

@@ -39,7 +39,7 @@ func TestFailedStepsCounted(t *testing.T) {
 	}
 	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		s := mk("fails")
-		a, err := s.StoreWith(ctx, "pyd", in.Messages, sessionstore.StoreOptions{Decoded: true})
+		a, err := s.Store(ctx, "pyd", in.Messages, sessionstore.StoreOptions{Decoded: true})
 		if err != nil {
 			t.Fatal(err)
 		}

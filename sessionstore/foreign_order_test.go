@@ -27,7 +27,7 @@ func TestForeignRowStampedBeforeAStoreGoesAfterIt(t *testing.T) {
 	ctx := context.Background()
 	db := dbtest.NewPostgres(t)
 	s := newStore(t, db, "alice", 200)
-	first, err := s.StoreMessages(ctx, "race", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, "")
+	first, err := s.Store(ctx, "race", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestForeignRowStampedBeforeAStoreGoesAfterIt(t *testing.T) {
 	defer tx.Rollback() //nolint:errcheck
 	// remstore's store, its rows written and the session's lock held until
 	// the commit below.
-	r, err := s.InTx(tx).StoreMessages(ctx, "race", []models.HistoryMessage{msg("user", "q2"), msg("assistant", strings.Repeat("long answer ", 40))}, "")
+	r, err := s.InTx(tx).Store(ctx, "race", []models.HistoryMessage{msg("user", "q2"), msg("assistant", strings.Repeat("long answer ", 40))}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestForeignRowOrderWithinTheWindow(t *testing.T) {
 	ctx := context.Background()
 	db := dbtest.NewPostgres(t)
 	s := newStore(t, db, "alice", 200)
-	res, err := s.StoreMessages(ctx, "order", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, "")
+	res, err := s.Store(ctx, "order", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestForeignRowOrderWithinTheWindow(t *testing.T) {
 		}
 	}
 	// The kept count has every row: a store's keys are its load positions.
-	r, err := s.StoreMessages(ctx, "order", []models.HistoryMessage{msg("user", "q2"), msg("assistant", "a2")}, "")
+	r, err := s.Store(ctx, "order", []models.HistoryMessage{msg("user", "q2"), msg("assistant", "a2")}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestForeignRowOrderWithinTheWindow(t *testing.T) {
 		return n
 	}
 	for i := range 3 {
-		if _, err := s.InTx(tx).StoreMessages(ctx, "order", []models.HistoryMessage{msg("user", fmt.Sprint("q", i)), msg("assistant", "a")}, ""); err != nil {
+		if _, err := s.InTx(tx).Store(ctx, "order", []models.HistoryMessage{msg("user", fmt.Sprint("q", i)), msg("assistant", "a")}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

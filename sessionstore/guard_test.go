@@ -47,7 +47,7 @@ func TestGuardedStore(t *testing.T) {
 			t.Fatalf("new session: %d messages, last %q", len(h), last)
 		}
 		turn := []models.HistoryMessage{msg("user", "hi"), msg("assistant", "hello")}
-		res, err := s.StoreWith(ctx, "g", turn, sessionstore.StoreOptions{ExpectLast: last})
+		res, err := s.Store(ctx, "g", turn, sessionstore.StoreOptions{ExpectLast: last})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestGuardedStore(t *testing.T) {
 			t.Fatalf("load says last %q, the store %q", l, res.Last)
 		}
 		// The same history again: the session moved on.
-		_, err = s.StoreWith(ctx, "g", []models.HistoryMessage{msg("user", "racing")}, sessionstore.StoreOptions{ExpectLast: sessionstore.Empty})
+		_, err = s.Store(ctx, "g", []models.HistoryMessage{msg("user", "racing")}, sessionstore.StoreOptions{ExpectLast: sessionstore.Empty})
 		var moved *sessionstore.MovedError
 		if !errors.As(err, &moved) || !errors.Is(err, sessionstore.ErrMoved) || moved.Last != res.Last || moved.Expected != sessionstore.Empty {
 			t.Fatalf("stale guard: %v", err)
@@ -72,11 +72,11 @@ func TestGuardedStore(t *testing.T) {
 		if err := s.FillIDs(ctx, next, "alice\x00g", "turn-2"); err != nil {
 			t.Fatal(err)
 		}
-		first, err := s.StoreWith(ctx, "g", next, sessionstore.StoreOptions{ExpectLast: res.Last})
+		first, err := s.Store(ctx, "g", next, sessionstore.StoreOptions{ExpectLast: res.Last})
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := s.StoreWith(ctx, "g", next, sessionstore.StoreOptions{ExpectLast: res.Last})
+		again, err := s.Store(ctx, "g", next, sessionstore.StoreOptions{ExpectLast: res.Last})
 		if err != nil || again.Existing != 2 || again.Last != first.Last || again.Keys[1] != first.Keys[1] {
 			t.Fatalf("resend: %+v %v (first %+v)", again, err, first)
 		}
@@ -88,14 +88,14 @@ func TestGuardedStore(t *testing.T) {
 		if _, ok, err := s.PopMessage(ctx, "g"); err != nil || !ok {
 			t.Fatal(ok, err)
 		}
-		if _, err := s.StoreWith(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: first.Last}); !errors.Is(err, sessionstore.ErrMoved) {
+		if _, err := s.Store(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: first.Last}); !errors.Is(err, sessionstore.ErrMoved) {
 			t.Fatalf("after a pop: %v", err)
 		}
 		_, l := loadLast(t, s, "g", sessionstore.LoadOptions{})
 		if l != first.IDs[0].String() {
 			t.Fatalf("after a pop, last %q, want %s", l, first.IDs[0])
 		}
-		if _, err := s.StoreWith(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: l}); err != nil {
+		if _, err := s.Store(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: l}); err != nil {
 			t.Fatal(err)
 		}
 		// Nothing else was written by a refused call.
@@ -115,7 +115,7 @@ func TestGuardedStore(t *testing.T) {
 			t.Fatalf("bob sees last %q", l)
 		}
 		// A guard that names no message is refused, naming the field.
-		_, err = s.StoreWith(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: "msg-3"})
+		_, err = s.Store(ctx, "g", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{ExpectLast: "msg-3"})
 		if fe, ok := models.AsFieldError(err); !ok || fe.Field != "expect_last" {
 			t.Fatalf("bad guard: %v", err)
 		}
@@ -129,7 +129,7 @@ func TestRacingGuardedTurns(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *repository.DB) {
 		ctx := context.Background()
 		s := newStore(t, db, "alice", 200)
-		if _, err := s.StoreMessages(ctx, "race", []models.HistoryMessage{msg("system", "be brief")}, ""); err != nil {
+		if _, err := s.Store(ctx, "race", []models.HistoryMessage{msg("system", "be brief")}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for round := range 5 {
@@ -142,7 +142,7 @@ func TestRacingGuardedTurns(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					turn := []models.HistoryMessage{msg("user", fmt.Sprintf("r%d-t%d-q", round, i)), msg("assistant", fmt.Sprintf("r%d-t%d-a", round, i))}
-					_, errs[i] = s.StoreWith(ctx, "race", turn, sessionstore.StoreOptions{ExpectLast: last})
+					_, errs[i] = s.Store(ctx, "race", turn, sessionstore.StoreOptions{ExpectLast: last})
 				}()
 			}
 			wg.Wait()
@@ -219,7 +219,7 @@ func TestLoadLastN(t *testing.T) {
 					r.ToolCallID, r.ToolName = fmt.Sprintf("c%d", calls), "search"
 					batch = append(batch, r)
 				}
-				if _, err := s.StoreMessages(ctx, key, batch, ""); err != nil {
+				if _, err := s.Store(ctx, key, batch, sessionstore.StoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				if rng.IntN(10) == 0 {
@@ -275,7 +275,7 @@ func TestRemovedKeysFindNothing(t *testing.T) {
 		long := func(i int) string { return fmt.Sprintf("answer %d: %s", i, strings.Repeat("long text ", 10)) }
 		var keys []string
 		for i := range 4 {
-			res, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("user", fmt.Sprintf("q%d", i)), msg("assistant", long(i))}, "")
+			res, err := s.Store(ctx, "k", []models.HistoryMessage{msg("user", fmt.Sprintf("q%d", i)), msg("assistant", long(i))}, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestRemovedKeysFindNothing(t *testing.T) {
 		}
 		lookup(keys[7], "", "removed")
 		lookup(keys[5], long(2), "")
-		res, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("assistant", long(9))}, "")
+		res, err := s.Store(ctx, "k", []models.HistoryMessage{msg("assistant", long(9))}, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestStoreRacingPurge(t *testing.T) {
 		s := newStore(t, db, "alice", 200)
 		for round := range 30 {
 			key := fmt.Sprintf("purge-%d", round)
-			if _, err := s.StoreMessages(ctx, key, []models.HistoryMessage{msg("user", "first"), msg("assistant", "a")}, ""); err != nil {
+			if _, err := s.Store(ctx, key, []models.HistoryMessage{msg("user", "first"), msg("assistant", "a")}, sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
@@ -353,11 +353,11 @@ func TestStoreRacingPurge(t *testing.T) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				_, storeErr = s.StoreMessages(ctx, key, []models.HistoryMessage{msg("user", "racing"), msg("assistant", "b")}, "")
+				_, storeErr = s.Store(ctx, key, []models.HistoryMessage{msg("user", "racing"), msg("assistant", "b")}, sessionstore.StoreOptions{})
 			}()
 			go func() {
 				defer wg.Done()
-				purgeErr = s.DeleteSession(ctx, key, true)
+				purgeErr = s.DeleteSession(ctx, key, sessionstore.DeleteOptions{Purge: true})
 			}()
 			wg.Wait()
 			if storeErr != nil || purgeErr != nil && !errors.Is(purgeErr, sessionstore.ErrNotFound) {

@@ -194,10 +194,16 @@ func applyUpdate(sess *table.Session, u SessionUpdate) {
 	}
 }
 
+// DeleteOptions shape DeleteSession.
+type DeleteOptions struct {
+	Purge bool // remove the rows instead of marking them deleted
+}
+
 // DeleteSession soft-deletes the session and the tenant's messages in it
 // (deleted_at set, as the Python service does), or with purge removes the tenant's
 // messages and, when no other tenant's remain, the session row.
-func (s *Store) DeleteSession(ctx context.Context, sessionKey string, purge bool) error {
+func (s *Store) DeleteSession(ctx context.Context, sessionKey string, o DeleteOptions) error {
+	purge := o.Purge
 	if err := s.on(); err != nil {
 		return err
 	}
@@ -280,7 +286,7 @@ func (s *Store) Expire(ctx context.Context, o ExpireOptions) ([]SessionInfo, err
 		}
 		key := rows[i].ID.String()
 		if o.Purge {
-			err = s.DeleteSession(ctx, key, true)
+			err = s.DeleteSession(ctx, key, DeleteOptions{Purge: true})
 		} else {
 			_, err = s.modifySession(ctx, key, func(_ bun.Tx, sess *table.Session) error {
 				if sess.Status != models.StatusActive {

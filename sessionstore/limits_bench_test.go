@@ -55,7 +55,7 @@ func BenchmarkStoreLimitsCost(b *testing.B) {
 				for j := range 2 {
 					i := (k + j) % 2 // which goes first alternates
 					start := time.Now()
-					if _, err := stores[i].StoreMessages(ctx, c.key(k), turn, ""); err != nil {
+					if _, err := stores[i].Store(ctx, c.key(k), turn, sessionstore.StoreOptions{}); err != nil {
 						b.Fatal(err)
 					}
 					took[i] += time.Since(start)

@@ -32,7 +32,7 @@ func TestLimits(t *testing.T) {
 			three := func() []models.HistoryMessage {
 				return []models.HistoryMessage{msg("user", "a"), msg("assistant", "b"), msg("user", "c")}
 			}
-			if _, err := s.StoreMessages(ctx, "s1", three(), ""); err != nil {
+			if _, err := s.Store(ctx, "s1", three(), sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			limited := func(err error, field string) {
@@ -43,36 +43,36 @@ func TestLimits(t *testing.T) {
 					t.Fatalf("want a limit on %s: %v (%+v)", field, err, c)
 				}
 			}
-			_, err = s.StoreMessages(ctx, "s1", three(), "")
+			_, err = s.Store(ctx, "s1", three(), sessionstore.StoreOptions{})
 			limited(err, "messages")
 			if h, _ := s.Load(ctx, "s1", sessionstore.LoadOptions{}); len(h) != 3 {
 				t.Fatalf("a refused store wrote: %d messages", len(h))
 			}
 			last := []models.HistoryMessage{{Role: "user", Content: "d", ID: uuid.NewString()}, {Role: "assistant", Content: "e", ID: uuid.NewString()}}
-			if _, err := s.StoreMessages(ctx, "s1", last, ""); err != nil {
+			if _, err := s.Store(ctx, "s1", last, sessionstore.StoreOptions{}); err != nil {
 				t.Fatalf("up to the limit: %v", err)
 			}
-			if res, err := s.StoreMessages(ctx, "s1", last, ""); err != nil || res.Existing != 2 {
+			if res, err := s.Store(ctx, "s1", last, sessionstore.StoreOptions{}); err != nil || res.Existing != 2 {
 				t.Fatalf("a resend at the limit: %+v %v", res, err)
 			}
 			// Sessions: two; a third is refused; a purge makes room.
-			if _, err := s.StoreMessages(ctx, "s2", three()[:1], ""); err != nil {
+			if _, err := s.Store(ctx, "s2", three()[:1], sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = s.StoreMessages(ctx, "s3", three()[:1], "")
+			_, err = s.Store(ctx, "s3", three()[:1], sessionstore.StoreOptions{})
 			limited(err, "session_id")
 			if _, err := s.SessionInfo(ctx, "s3"); err == nil {
 				t.Fatal("the refused session exists")
 			}
-			if err := s.DeleteSession(ctx, "s2", true); err != nil {
+			if err := s.DeleteSession(ctx, "s2", sessionstore.DeleteOptions{Purge: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.StoreMessages(ctx, "s3", three()[:1], ""); err != nil {
+			if _, err := s.Store(ctx, "s3", three()[:1], sessionstore.StoreOptions{}); err != nil {
 				t.Fatalf("after a purge: %v", err)
 			}
 			// Another user has limits of its own.
 			bob, _ := sessionstore.New(db, sessionstore.Options{UserID: "bob", Limits: sessionstore.Limits{Sessions: 2}})
-			if _, err := bob.StoreMessages(ctx, "s1", three(), ""); err != nil {
+			if _, err := bob.Store(ctx, "s1", three(), sessionstore.StoreOptions{}); err != nil {
 				t.Fatalf("bob: %v", err)
 			}
 		})
@@ -204,7 +204,7 @@ func TestLimitsOnEveryPath(t *testing.T) {
 		{"a lifecycle message at the message limit still closes the session", sessionstore.Limits{SessionMessages: 2}, "messages",
 			func(t *testing.T, s stores) error {
 				store(t, s.limited, "full", someMessages(2, "q")...)
-				_, err := s.limited.StoreMessages(ctx, "full", someMessages(1, "more"), "")
+				_, err := s.limited.Store(ctx, "full", someMessages(1, "more"), sessionstore.StoreOptions{})
 				return err
 			},
 			func(t *testing.T, s stores) {
@@ -250,7 +250,7 @@ func TestLimitsHoldUnderConcurrency(t *testing.T) {
 	type write func(s *sessionstore.Store, db *repository.DB, w int) (stored int, err error)
 	storeInto := func(key func(w int) string, n int) write {
 		return func(s *sessionstore.Store, _ *repository.DB, w int) (int, error) {
-			res, err := s.StoreMessages(ctx, key(w), someMessages(n, fmt.Sprintf("writer %d", w)), "")
+			res, err := s.Store(ctx, key(w), someMessages(n, fmt.Sprintf("writer %d", w)), sessionstore.StoreOptions{})
 			return len(res.Keys) - res.Existing, err
 		}
 	}

@@ -65,7 +65,7 @@ func TestTenantLockIsTheFunctions(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.StoreMessages(ctx, "new", []models.HistoryMessage{{Role: "user", Content: "hi"}}, "")
+				_, err := s.Store(ctx, "new", []models.HistoryMessage{{Role: "user", Content: "hi"}}, StoreOptions{})
 				done <- err
 			}()
 			select {
@@ -88,7 +88,7 @@ func TestTenantLockIsTheFunctions(t *testing.T) {
 			if err := lockTenant(ctx, BunTx(tx), "bob"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.StoreMessages(ctx, "newer", []models.HistoryMessage{{Role: "user", Content: "hi"}}, ""); err != nil {
+			if _, err := s.Store(ctx, "newer", []models.HistoryMessage{{Role: "user", Content: "hi"}}, StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -48,11 +48,11 @@ func skewed(t *testing.T) (string, *repository.DB, *Store) {
 		msgs[i] = models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprintf("m%d", i)}
 	}
 	for i := range 5 {
-		if _, err := s.StoreMessages(ctx, fmt.Sprintf("other-%d", i), msgs[:3], ""); err != nil {
+		if _, err := s.Store(ctx, fmt.Sprintf("other-%d", i), msgs[:3], StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.StoreMessages(ctx, "small", msgs, ""); err != nil {
+	if _, err := s.Store(ctx, "small", msgs, StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "ANALYZE messages"); err != nil {
@@ -222,7 +222,7 @@ func storePlans(t *testing.T, table string, limits Limits) {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			if _, err := s.StoreMessages(ctx, fmt.Sprintf("seed-%d", i), []models.HistoryMessage{{Role: models.RoleUser, Content: "q", ID: uuid.NewString()}}, ""); err != nil {
+			if _, err := s.Store(ctx, fmt.Sprintf("seed-%d", i), []models.HistoryMessage{{Role: models.RoleUser, Content: "q", ID: uuid.NewString()}}, StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -255,7 +255,7 @@ func storePlans(t *testing.T, table string, limits Limits) {
 	const writes = 30
 	turn := []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: "a"}}
 	for i := range writes {
-		if _, err := s.StoreMessages(ctx, "fresh", turn, ""); err != nil {
+		if _, err := s.Store(ctx, "fresh", turn, StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if i == writes-5 { // the peer's rows after remstore's last write
@@ -270,7 +270,7 @@ func storePlans(t *testing.T, table string, limits Limits) {
 		}
 	}
 	withIDs := []models.HistoryMessage{{Role: models.RoleUser, Content: "q", ID: uuid.NewString()}}
-	if _, err := s.StoreMessages(ctx, "fresh", withIDs, ""); err != nil {
+	if _, err := s.Store(ctx, "fresh", withIDs, StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -365,7 +365,7 @@ func TestCompactedPlanSQLite(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprint(i)}
 	}
-	if _, err := s.StoreMessages(ctx, "x", msgs, ""); err != nil {
+	if _, err := s.Store(ctx, "x", msgs, StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Compact(ctx, "x", DeterministicSummary, CompactOptions{KeepLast: 5}); err != nil {

@@ -28,14 +28,14 @@ func TestNamesNoOtherTenantCanTake(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := bob.StoreMessages(ctx, pub.String(), []models.HistoryMessage{msg("user", "bob was here")}, ""); err != nil {
+			if _, err := bob.Store(ctx, pub.String(), []models.HistoryMessage{msg("user", "bob was here")}, sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			return pub
 		}
 		pub := squat("chat-7")
 		long := strings.Repeat("alice's long answer ", 30)
-		res, err := alice.StoreMessages(ctx, "chat-7", []models.HistoryMessage{msg("user", "hi"), msg("assistant", long)}, "")
+		res, err := alice.Store(ctx, "chat-7", []models.HistoryMessage{msg("user", "hi"), msg("assistant", long)}, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatalf("alice's store into a taken name: %v", err)
 		}
@@ -80,7 +80,7 @@ func TestNamesNoOtherTenantCanTake(t *testing.T) {
 		if n, err := alice.ClearMessages(ctx, "chat-7"); err != nil || n != 1 {
 			t.Fatalf("clear: %d %v", n, err)
 		}
-		if err := alice.DeleteSession(ctx, "chat-7", true); err != nil {
+		if err := alice.DeleteSession(ctx, "chat-7", sessionstore.DeleteOptions{Purge: true}); err != nil {
 			t.Fatalf("purge: %v", err)
 		}
 		// Bob's squatting sessions are his, untouched.
@@ -92,7 +92,7 @@ func TestNamesNoOtherTenantCanTake(t *testing.T) {
 		if _, err := alice.SessionInfo(ctx, "never"); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("a name nobody has: %v", err)
 		}
-		own, err := alice.StoreMessages(ctx, "mine", []models.HistoryMessage{msg("user", "x")}, "")
+		own, err := alice.Store(ctx, "mine", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{})
 		if want, _ := sessionstore.SessionUUID("alice", "mine"); err != nil || own.SessionID != want {
 			t.Fatalf("an untaken name left its public id: %v %s", err, own.SessionID)
 		}
@@ -155,7 +155,7 @@ func TestKeysCountRowsCommittedLate(t *testing.T) {
 			t.Parallel()
 			db := d.New(t)
 			s := newStore(t, db, "alice", 200)
-			res, err := s.StoreMessages(ctx, "mixed", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, "")
+			res, err := s.Store(ctx, "mixed", []models.HistoryMessage{msg("user", "q1"), msg("assistant", "a1")}, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestKeysCountRowsCommittedLate(t *testing.T) {
 				t.Fatal(err)
 			}
 			for turn := range 3 {
-				r, err := s.StoreMessages(ctx, "mixed", []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("long answer ", 40))}, "")
+				r, err := s.Store(ctx, "mixed", []models.HistoryMessage{msg("user", "q"), msg("assistant", strings.Repeat("long answer ", 40))}, sessionstore.StoreOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -48,7 +48,7 @@ func TestPgBouncerTransactionModeUnderLoad(t *testing.T) {
 			key := fmt.Sprintf("chat-%d", c)
 			for i := range 10 {
 				long := strings.Repeat(fmt.Sprintf("answer %d.%d ", c, i), 10)
-				res, err := s.StoreMessages(ctx, key, []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: long}}, "")
+				res, err := s.Store(ctx, key, []models.HistoryMessage{{Role: models.RoleUser, Content: "q"}, {Role: models.RoleAssistant, Content: long}}, sessionstore.StoreOptions{})
 				if err != nil {
 					failed.Add(1)
 					t.Errorf("client %d store %d: %v", c, i, err)

@@ -31,7 +31,7 @@ func TestConcurrentCallsAnswerAsSequentialOnes(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					m := models.HistoryMessage{Role: "user", Content: "same id", ID: id}
-					res, err := s.StoreMessages(ctx, fmt.Sprintf("race-%d-%d", round, w), []models.HistoryMessage{m}, "")
+					res, err := s.Store(ctx, fmt.Sprintf("race-%d-%d", round, w), []models.HistoryMessage{m}, sessionstore.StoreOptions{})
 					errs[w], stored[w] = err, len(res.Keys)-res.Existing
 				}()
 			}

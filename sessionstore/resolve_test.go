@@ -17,11 +17,11 @@ func TestResolveID(t *testing.T) {
 	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
 		alice, bob := mk("alice"), mk("bob")
 		hi := []models.HistoryMessage{msg("user", "hi")}
-		ra, err := alice.StoreMessages(ctx, "plan", hi, "")
+		ra, err := alice.Store(ctx, "plan", hi, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rb, err := bob.StoreMessages(ctx, "plan", hi, "")
+		rb, err := bob.Store(ctx, "plan", hi, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,14 +44,14 @@ func TestResolveID(t *testing.T) {
 		// Bob took the public id of her "taken": the private one, before
 		// and after her first store, and the store agrees.
 		squat, _ := sessionstore.SessionUUID("alice", "taken")
-		if _, err := bob.StoreMessages(ctx, squat.String(), hi, ""); err != nil {
+		if _, err := bob.Store(ctx, squat.String(), hi, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		before, err := alice.ResolveID(ctx, "taken")
 		if err != nil || before == squat {
 			t.Fatalf("taken, before her store: %v %v (bob's %v)", before, err, squat)
 		}
-		r, err := alice.StoreMessages(ctx, "taken", hi, "")
+		r, err := alice.Store(ctx, "taken", hi, sessionstore.StoreOptions{})
 		if err != nil || r.SessionID != before {
 			t.Fatalf("her store went to %v (%v), resolved %v", r.SessionID, err, before)
 		}

@@ -86,14 +86,14 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 	}
 	var key string
 	count("store a 4-message turn", 1, func() error {
-		res, err := s.StoreMessages(ctx, "rt", turn, "")
+		res, err := s.Store(ctx, "rt", turn, sessionstore.StoreOptions{})
 		key = res.Keys[1]
 		return err
 	})
 	count("load", 1, func() error { _, err := s.Load(ctx, "rt", sessionstore.LoadOptions{}); return err })
 	count("lookup", 1, func() error { _, err := s.Lookup(ctx, key); return err })
 	peer, _ := s.SessionUUID("peer-rt")
-	if _, err := s.StoreMessages(ctx, "peer-rt", turn, ""); err != nil {
+	if _, err := s.Store(ctx, "peer-rt", turn, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id)
@@ -111,7 +111,7 @@ func TestOneRoundTripPerTurn(t *testing.T) {
 	if _, err := s.SetStatus(ctx, "rt", "completed", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StoreMessages(ctx, "rt", turn, ""); err == nil || !strings.Contains(err.Error(), "not active") {
+	if _, err := s.Store(ctx, "rt", turn, sessionstore.StoreOptions{}); err == nil || !strings.Contains(err.Error(), "not active") {
 		t.Fatalf("store into completed session: %v", err)
 	}
 	if h, _ := s.Load(ctx, "rt", sessionstore.LoadOptions{}); len(h) != 8 {

@@ -33,18 +33,19 @@ func TestRowsThePeerCanRead(t *testing.T) {
 		paiCalls := 0
 		paths := map[string]func() error{
 			"one message": func() error {
-				_, err := s.StoreMessages(ctx, "one", []models.HistoryMessage{msg("user", "hi")}, "")
+				_, err := s.Store(ctx, "one", []models.HistoryMessage{msg("user", "hi")}, sessionstore.StoreOptions{})
 				return err
 			},
 			"batch": func() error {
-				_, err := s.StoreMessages(ctx, "batch", []models.HistoryMessage{msg("user", "q"), tc,
-					{Role: "tool", Content: "{}", ToolCallID: "c1", ToolName: "f", ToolArguments: []byte(`{"a":1}`)}, msg("assistant", long)}, "caller")
+				_, err := s.Store(ctx, "batch", []models.HistoryMessage{msg("user", "q"), tc,
+					{Role: "tool", Content: "{}", ToolCallID: "c1", ToolName: "f", ToolArguments: []byte(`{"a":1}`)}, msg("assistant", long)}, sessionstore.StoreOptions{UserID: "caller"})
+
 				return err
 			},
 			"caller ids": func() error {
 				m := msg("user", "with id")
 				m.ID = uuid.NewString()
-				_, err := s.StoreMessages(ctx, "ids", []models.HistoryMessage{m, msg("assistant", long)}, "")
+				_, err := s.Store(ctx, "ids", []models.HistoryMessage{m, msg("assistant", long)}, sessionstore.StoreOptions{})
 				return err
 			},
 			"ensure session": func() error { _, err := s.EnsureSession(ctx, "ensured", ""); return err },
@@ -79,7 +80,7 @@ func TestRowsThePeerCanRead(t *testing.T) {
 						paiCalls++
 					}
 				}
-				_, err = s.StoreMessages(ctx, "pai", in.Messages, "")
+				_, err = s.Store(ctx, "pai", in.Messages, sessionstore.StoreOptions{})
 				return err
 			},
 			"pop and clear": func() error {

@@ -52,7 +52,7 @@ func BenchmarkStoreSearchCost(b *testing.B) {
 				for j := range 2 {
 					i := (k + j) % 2 // which goes first alternates
 					start := time.Now()
-					if _, err := stores[i].StoreMessages(ctx, fmt.Sprintf("s%d", k%50), turn, ""); err != nil {
+					if _, err := stores[i].Store(ctx, fmt.Sprintf("s%d", k%50), turn, sessionstore.StoreOptions{}); err != nil {
 						b.Fatal(err)
 					}
 					took[i] += time.Since(start)

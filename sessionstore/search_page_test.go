@@ -32,7 +32,7 @@ func TestSearchNarrowsAndPages(t *testing.T) {
 				if i%2 == 1 {
 					role, sess = models.RoleAssistant, "b"
 				}
-				if _, err := s.StoreMessages(ctx, sess, []models.HistoryMessage{{Role: role, Content: fmt.Sprintf("rome note %d", i)}}, ""); err != nil {
+				if _, err := s.Store(ctx, sess, []models.HistoryMessage{{Role: role, Content: fmt.Sprintf("rome note %d", i)}}, sessionstore.StoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -44,7 +44,7 @@ func TestSearchBesideWriters(t *testing.T) {
 						for j := range msgs {
 							msgs[j] = msg("user", fmt.Sprintf("note %d of batch w%dx%dz", j, w, i))
 						}
-						if _, err := s.StoreMessages(ctx, fmt.Sprintf("s%d", w), msgs, ""); err != nil {
+						if _, err := s.Store(ctx, fmt.Sprintf("s%d", w), msgs, sessionstore.StoreOptions{}); err != nil {
 							fail(fmt.Errorf("writer %d: %w", w, err))
 							return
 						}

@@ -20,7 +20,7 @@ func TestSearch(t *testing.T) {
 		store(t, a, "other", msg("user", "Lisboa or Porto? Café first."))
 		store(t, b, "trip", msg("user", "bob goes to Lisbon too"))
 		gone := store(t, a, "gone", msg("user", "a deleted Lisbon note"))
-		if err := a.DeleteSession(ctx, "gone", false); err != nil {
+		if err := a.DeleteSession(ctx, "gone", sessionstore.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		_ = gone

@@ -86,7 +86,7 @@ var ctx = context.Background()
 
 func store(t *testing.T, s *sessionstore.Store, key string, msgs ...models.HistoryMessage) sessionstore.StoreResult {
 	t.Helper()
-	res, err := s.StoreMessages(ctx, key, msgs, "")
+	res, err := s.Store(ctx, key, msgs, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestLifecycle(t *testing.T) {
 		if _, err := s.SetStatus(ctx, "life", "completed", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StoreMessages(ctx, "life", []models.HistoryMessage{msg("user", "more")}, ""); !errors.Is(err, sessionstore.ErrSessionNotActive) {
+		if _, err := s.Store(ctx, "life", []models.HistoryMessage{msg("user", "more")}, sessionstore.StoreOptions{}); !errors.Is(err, sessionstore.ErrSessionNotActive) {
 			t.Fatalf("store into a completed session: %v", err)
 		}
 		if _, err := s.SetStatus(ctx, "life", "active", ""); err != nil {
@@ -253,7 +253,7 @@ func TestSettingsAndDelete(t *testing.T) {
 			info.Settings["thinking_level"] != nil || fmt.Sprint(info.Settings["max_tokens"]) != "512" || fmt.Sprint(info.Settings["temperature"]) != "0.2" {
 			t.Fatalf("settings %+v %v", info, err)
 		}
-		if err := s.DeleteSession(ctx, "set", false); err != nil {
+		if err := s.DeleteSession(ctx, "set", sessionstore.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.GetSession(ctx, "set", sessionstore.LoadOptions{}); !errors.Is(err, repository.ErrNotFound) {
@@ -266,10 +266,10 @@ func TestSettingsAndDelete(t *testing.T) {
 			t.Fatal("soft-deleted message still looked up")
 		}
 		// A soft-deleted session can still be purged; then no row is left.
-		if err := s.DeleteSession(ctx, "set", true); err != nil {
+		if err := s.DeleteSession(ctx, "set", sessionstore.DeleteOptions{Purge: true}); err != nil {
 			t.Fatalf("purge after soft delete: %v", err)
 		}
-		if err := s.DeleteSession(ctx, "set", true); !errors.Is(err, repository.ErrNotFound) {
+		if err := s.DeleteSession(ctx, "set", sessionstore.DeleteOptions{Purge: true}); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("purge of a purged session: %v", err)
 		}
 		// Positions count soft-deleted rows (SPEC §4): only if none is left
@@ -279,7 +279,7 @@ func TestSettingsAndDelete(t *testing.T) {
 		}
 		store(t, s, "purge", msg("user", "a"))
 		store(t, mk("B"), "purge", msg("user", "b"))
-		if err := s.DeleteSession(ctx, "purge", true); err != nil {
+		if err := s.DeleteSession(ctx, "purge", sessionstore.DeleteOptions{Purge: true}); err != nil {
 			t.Fatal(err)
 		}
 		if h, _ := mk("B").Load(ctx, "purge", sessionstore.LoadOptions{}); len(h) != 1 {
@@ -288,7 +288,7 @@ func TestSettingsAndDelete(t *testing.T) {
 		if h, _ := s.Load(ctx, "purge", sessionstore.LoadOptions{IgnoreCompaction: true}); len(h) != 0 {
 			t.Fatal("purge left messages")
 		}
-		if err := s.DeleteSession(ctx, "never", true); !errors.Is(err, repository.ErrNotFound) {
+		if err := s.DeleteSession(ctx, "never", sessionstore.DeleteOptions{Purge: true}); !errors.Is(err, repository.ErrNotFound) {
 			t.Fatalf("delete unknown: %v", err)
 		}
 	})
@@ -420,7 +420,7 @@ func TestTypedMessagesAndUsage(t *testing.T) {
 			{Key: "reasoning", Value: []byte(`{"provider":"x","item":1}`)}, {Key: "reasoning", Value: []byte(`[{"provider":"x","item":1,"extra":2}]`)}} {
 			bad := msg("assistant", "x")
 			bad.Extra = []models.Field{f}
-			if _, err := s.StoreMessages(ctx, "typed", []models.HistoryMessage{bad}, ""); err == nil {
+			if _, err := s.Store(ctx, "typed", []models.HistoryMessage{bad}, sessionstore.StoreOptions{}); err == nil {
 				t.Fatalf("%s %s accepted", f.Key, f.Value)
 			}
 		}

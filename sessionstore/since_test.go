@@ -32,7 +32,7 @@ func TestSinceReadsFromItsTime(t *testing.T) {
 			const n = 6
 			for i := range n {
 				clock = base.Add(time.Duration(i) * time.Second)
-				if _, err := s.StoreMessages(ctx, "chat", []models.HistoryMessage{msg("user", fmt.Sprintf("m%d", i))}, ""); err != nil {
+				if _, err := s.Store(ctx, "chat", []models.HistoryMessage{msg("user", fmt.Sprintf("m%d", i))}, sessionstore.StoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -109,7 +109,7 @@ func TestSinceKeepsToolPairs(t *testing.T) {
 		for _, key := range []string{"mine", peer.String()} {
 			for i, batch := range turns {
 				clock = base.Add(time.Duration(i) * time.Second)
-				if _, err := s.StoreMessages(ctx, key, batch, ""); err != nil {
+				if _, err := s.Store(ctx, key, batch, sessionstore.StoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -76,7 +76,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 			{Role: "system", Content: strings.Repeat("s", 50)},
 			{Role: "user", Content: strings.Repeat("u", 50)},
 		}
-		res, err := s.StoreMessages(ctx, "chat-1", in, "caller")
+		res, err := s.Store(ctx, "chat-1", in, sessionstore.StoreOptions{UserID: "caller"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestStoreRowsAndLoad(t *testing.T) {
 			t.Fatalf("expand: %v", err)
 		}
 		// A retried call with the same ids writes nothing again.
-		res2, err := s.StoreMessages(ctx, "chat-1", in[1:2], "caller")
+		res2, err := s.Store(ctx, "chat-1", in[1:2], sessionstore.StoreOptions{UserID: "caller"})
 		if err != nil || res2.Existing != 1 || res2.Keys[0] != res.Keys[1] {
 			t.Fatalf("retry: %+v %v", res2, err)
 		}
@@ -204,7 +204,7 @@ func TestLookupInvariantProperty(t *testing.T) {
 					msgs = append(msgs, m)
 					bm = append(bm, dbtest.PeerMessage{Role: r, Content: text("B:")})
 				}
-				if _, err := a.StoreMessages(ctx, key, msgs, ""); err != nil {
+				if _, err := a.Store(ctx, key, msgs, sessionstore.StoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				bclock := time.Now().UTC()
@@ -301,7 +301,7 @@ func TestPeerClockSkew(t *testing.T) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 4)
 		long := func(c string) string { return strings.Repeat(c, 12) }
-		if _, err := s.StoreMessages(ctx, "skew", []models.HistoryMessage{msg("assistant", long("a")), msg("assistant", long("b"))}, ""); err != nil {
+		if _, err := s.Store(ctx, "skew", []models.HistoryMessage{msg("assistant", long("a")), msg("assistant", long("b"))}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		sid, _ := s.SessionUUID("skew")
@@ -361,7 +361,7 @@ func TestLoadPeerRows(t *testing.T) {
 			t.Errorf("timestamp %s", *got[0].Timestamp)
 		}
 		// remstore appends after the peer's rows.
-		res, err := s.StoreMessages(ctx, sid.String(), []models.HistoryMessage{msg("user", "next")}, "")
+		res, err := s.Store(ctx, sid.String(), []models.HistoryMessage{msg("user", "next")}, sessionstore.StoreOptions{})
 		if err != nil || res.Keys[0] != fmt.Sprintf("session-%s-msg-6", sid) {
 			t.Fatalf("append: %+v %v", res, err)
 		}
@@ -401,7 +401,7 @@ func TestConcurrentWriters(t *testing.T) {
 					if w == 1 {
 						user = "someone-else"
 					}
-					res, err := s.StoreMessages(ctx, "busy", msgs, user)
+					res, err := s.Store(ctx, "busy", msgs, sessionstore.StoreOptions{UserID: user})
 					if err != nil {
 						errs <- err
 						return
@@ -489,7 +489,7 @@ func TestFailedBatchWritesNothing(t *testing.T) {
 		ctx := context.Background()
 		s := newStore(t, db, "A", 200)
 		taken := uuid.New().String()
-		if _, err := s.StoreMessages(ctx, "other", []models.HistoryMessage{{Role: "user", Content: "x", ID: taken}}, ""); err != nil {
+		if _, err := s.Store(ctx, "other", []models.HistoryMessage{{Role: "user", Content: "x", ID: taken}}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		cases := []struct {
@@ -507,7 +507,7 @@ func TestFailedBatchWritesNothing(t *testing.T) {
 		}
 		for _, tc := range cases {
 			batch := []models.HistoryMessage{msg("user", "first"), tc.bad, msg("user", "last")}
-			_, err := s.StoreMessages(ctx, "atomic", batch, "")
+			_, err := s.Store(ctx, "atomic", batch, sessionstore.StoreOptions{})
 			fe, ok := models.AsFieldError(err)
 			if !ok || fe.Index != 1 || fe.Field != tc.field {
 				t.Errorf("%s: err = %v, want a FieldError for message 1 field %s", tc.field, err, tc.field)
@@ -516,7 +516,7 @@ func TestFailedBatchWritesNothing(t *testing.T) {
 		if got, _ := s.Load(ctx, "atomic", sessionstore.LoadOptions{}); len(got) != 0 {
 			t.Fatalf("%d messages written by failed batches", len(got))
 		}
-		if _, err := s.StoreMessages(ctx, "x", nil, strings.Repeat("u", 300)); err == nil {
+		if _, err := s.Store(ctx, "x", nil, sessionstore.StoreOptions{UserID: strings.Repeat("u", 300)}); err == nil {
 			t.Error("oversized user id accepted")
 		}
 	})
@@ -530,7 +530,7 @@ func TestStorageDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := s.StoreMessages(ctx, "k", []models.HistoryMessage{msg("user", "x")}, ""); err != nil {
+	if _, err := s.Store(ctx, "k", []models.HistoryMessage{msg("user", "x")}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Load(ctx, "k", sessionstore.LoadOptions{}); err != nil || got == nil || len(got) != 0 {
@@ -600,7 +600,7 @@ func TestSessionNameAndBestEffort(t *testing.T) {
 		}
 		be := sessionstore.BestEffort{Store: s}
 		in := []models.HistoryMessage{msg("user", "ok"), msg("user", "bad\x00")}
-		if out := be.StoreMessages(ctx, "named", in, ""); len(out) != 2 {
+		if out := be.Append(ctx, "named", in, sessionstore.StoreOptions{}); len(out) != 2 {
 			t.Fatalf("best-effort store returned %d messages", len(out))
 		}
 		if got := be.Load(ctx, "named", sessionstore.LoadOptions{}); len(got) != 0 {

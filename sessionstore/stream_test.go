@@ -42,7 +42,7 @@ func memoryFlat(t *testing.T, pydantic bool) {
 	}
 	fill := func(key string, n int) {
 		for range n / 1000 {
-			if _, err := s.StoreMessages(ctx, key, batch, ""); err != nil {
+			if _, err := s.Store(ctx, key, batch, sessionstore.StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -48,7 +48,7 @@ func TestTenancyMatrix(t *testing.T) {
 				t.Errorf("bob %s: error reveals the session: %v", what, err)
 			}
 		}
-		_, err := bob.StoreMessages(ctx, id, []models.HistoryMessage{msg("user", "intrude")}, "")
+		_, err := bob.Store(ctx, id, []models.HistoryMessage{msg("user", "intrude")}, sessionstore.StoreOptions{})
 		notFound("stores into", err)
 		_, err = bob.EnsureSession(ctx, id, "")
 		notFound("ensures", err)
@@ -67,8 +67,8 @@ func TestTenancyMatrix(t *testing.T) {
 		notFound("compacts", err)
 		_, err = bob.SessionUsage(ctx, id)
 		notFound("sums usage of", err)
-		notFound("deletes", bob.DeleteSession(ctx, id, false))
-		notFound("purges", bob.DeleteSession(ctx, id, true))
+		notFound("deletes", bob.DeleteSession(ctx, id, sessionstore.DeleteOptions{}))
+		notFound("purges", bob.DeleteSession(ctx, id, sessionstore.DeleteOptions{Purge: true}))
 		if h, err := bob.Load(ctx, id, sessionstore.LoadOptions{}); err != nil || len(h) != 0 {
 			t.Errorf("bob loads alice's session: %v %v", h, err)
 		}
@@ -109,7 +109,7 @@ func TestRefusedStoreCreatesNoSession(t *testing.T) {
 		m := msg("user", "x")
 		m.ID = taken
 		store(t, s, "first", m)
-		if _, err := s.StoreMessages(ctx, "fresh", []models.HistoryMessage{msg("user", "y"), m}, ""); err == nil {
+		if _, err := s.Store(ctx, "fresh", []models.HistoryMessage{msg("user", "y"), m}, sessionstore.StoreOptions{}); err == nil {
 			t.Fatal("an id of another session accepted")
 		}
 		if _, _, err := s.GetSession(ctx, "fresh", sessionstore.LoadOptions{}); !errors.Is(err, sessionstore.ErrNotFound) {

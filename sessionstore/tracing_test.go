@@ -29,7 +29,7 @@ func TestSpans(t *testing.T) {
 			}
 			given := msg("user", "traced by the caller")
 			given.Extra = append(given.Extra, models.Field{Key: "trace_id", Value: []byte(`"caller-trace"`)})
-			res, err := s.StoreMessages(ctx, "chat-1", []models.HistoryMessage{given, msg("assistant", strings.Repeat("long answer ", 10))}, "")
+			res, err := s.Store(ctx, "chat-1", []models.HistoryMessage{given, msg("assistant", strings.Repeat("long answer ", 10))}, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -110,19 +110,14 @@ type StoreOptions struct {
 	Decoded bool
 }
 
-// StoreMessages writes msgs, uncompressed, as the next messages of the
-// session, in one transaction: all or nothing. userID is written as user_id
-// ("" = the store's). Concurrent calls on one session are serialized, so
-// indexes are gap-free and each call's messages are contiguous. The session
-// is created on first store; a session of another tenant is ErrNotFound.
-func (s *Store) StoreMessages(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, userID string) (StoreResult, error) {
-	return s.StoreWith(ctx, sessionKey, msgs, StoreOptions{UserID: userID})
-}
-
-// StoreWith is StoreMessages with options: a guarded store names the last
-// message its caller saw (StoreOptions.ExpectLast), so that two turns racing
-// on one session cannot interleave: the second is refused with ErrMoved.
-func (s *Store) StoreWith(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (res StoreResult, err error) {
+// Store writes msgs, uncompressed, as the next messages of the session, in
+// one transaction: all or nothing. Concurrent calls on one session are
+// serialized, so indexes are gap-free and each call's messages are
+// contiguous. The session is created on first store; a session of another
+// tenant is ErrNotFound. A guarded store names the last message its caller
+// saw (StoreOptions.ExpectLast), so that two turns racing on one session
+// cannot interleave: the second is refused with ErrMoved.
+func (s *Store) Store(ctx context.Context, sessionKey string, msgs []models.HistoryMessage, o StoreOptions) (res StoreResult, err error) {
 	ctx, span := s.span(ctx, "remstore.store", sessionKey, attrMessages.Int(len(msgs)))
 	defer func() {
 		if span.IsRecording() {

@@ -65,7 +65,7 @@ func TestImportHonoursTheLimits(t *testing.T) {
 		{"sessions owned already count", sessionstore.Limits{Sessions: 2},
 			func(t *testing.T, e env, imp func(string) error) error {
 				for _, key := range []string{"a", "b"} {
-					if _, err := e.store.StoreMessages(context.Background(), key, []models.HistoryMessage{{Role: "user", Content: "x"}}, ""); err != nil {
+					if _, err := e.store.Store(context.Background(), key, []models.HistoryMessage{{Role: "user", Content: "x"}}, sessionstore.StoreOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -75,7 +75,7 @@ func TestImportHonoursTheLimits(t *testing.T) {
 			func(t *testing.T, e env, imp func(string) error) error { return imp(file(e.tenant, 1, 4)) }, "messages", 0, 0},
 		{"messages stored already count", sessionstore.Limits{SessionMessages: 3},
 			func(t *testing.T, e env, imp func(string) error) error {
-				res, err := e.store.StoreMessages(context.Background(), "held", []models.HistoryMessage{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, "")
+				res, err := e.store.Store(context.Background(), "held", []models.HistoryMessage{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, sessionstore.StoreOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

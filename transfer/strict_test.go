@@ -98,7 +98,7 @@ func TestImportIsAsStrictAsStore(t *testing.T) {
 		// file, with mallory's own tenant on every row, tries to add to
 		// it. Refused; alice's session keeps exactly her message.
 		alice := newStore(t, db, "alice", 200)
-		if _, err := alice.StoreMessages(ctx, sid, []models.HistoryMessage{{Role: "user", Content: "mine"}}, ""); err != nil {
+		if _, err := alice.Store(ctx, sid, []models.HistoryMessage{{Role: "user", Content: "mine"}}, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		forged := lines(sess("mallory"), msg(""))

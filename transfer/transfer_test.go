@@ -37,7 +37,7 @@ func seed(t *testing.T, db *repository.DB) {
 				{Role: "tool", Content: `{"n": 12345678901234567890}`, ToolCallID: "c1", ToolName: "search",
 					ToolArguments: []byte(`{"q":1,"big":9007199254740993,"f":1.5}`)},
 			}
-			if _, err := s.StoreMessages(ctx, fmt.Sprintf("chat-%d", i), msgs, "caller"); err != nil {
+			if _, err := s.Store(ctx, fmt.Sprintf("chat-%d", i), msgs, sessionstore.StoreOptions{UserID: "caller"}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -23,7 +23,7 @@ func TestViewerDrawsTheArgumentsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.StoreMessages(context.Background(), "calls", []models.HistoryMessage{
+	r, err := s.Store(context.Background(), "calls", []models.HistoryMessage{
 		{Role: "user", Content: "weather?"},
 		{Role: "assistant", Content: "checking", ToolCalls: []models.ToolCall{
 			{ID: "w1", Name: "weather", Arguments: `{"city":"Stored-Lisbon"}`},
@@ -32,7 +32,8 @@ func TestViewerDrawsTheArgumentsSent(t *testing.T) {
 		{Role: "tool", Content: `{"h":10}`, ToolCallID: "t1", ToolName: "clock"},
 		{Role: "tool", Content: `{"r":"Sent-Content"}`, ToolCallID: "o1", ToolName: "other"},
 		{Role: "assistant", Content: "done"},
-	}, "")
+	}, sessionstore.StoreOptions{})
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func newFixture(t *testing.T) *fixture {
 		{Role: "assistant", Content: "short", Extra: []models.Field{{Key: "author", Value: []byte(`"planner"`)},
 			{Key: "usage", Value: []byte(`{"input_tokens":1200,"output_tokens":30}`)}}},
 	}
-	r, err := alice.StoreMessages(ctx, "trip", first, "")
+	r, err := alice.Store(ctx, "trip", first, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func newFixture(t *testing.T) *fixture {
 		{Role: "user", Content: xssContent},
 		{Role: "assistant", Content: f.megaLine},
 	}
-	r, err = alice.StoreMessages(ctx, "trip", more, "")
+	r, err = alice.Store(ctx, "trip", more, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func newFixture(t *testing.T) *fixture {
 		six = append(six, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("note %d", i)},
 			models.HistoryMessage{Role: "assistant", Content: fmt.Sprintf("noted %d", i)})
 	}
-	r, err = alice.StoreMessages(ctx, "notes", six, "")
+	r, err = alice.Store(ctx, "notes", six, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func newFixture(t *testing.T) *fixture {
 	// Bob's "trip" is another session, with a dump of its own (named by
 	// its UUID), which alice must not see.
 	f.bobAnswer = "bob's private answer"
-	r, err = bob.StoreMessages(ctx, "trip", []models.HistoryMessage{{Role: "user", Content: "bob asks"}, {Role: "assistant", Content: f.bobAnswer}}, "")
+	r, err = bob.Store(ctx, "trip", []models.HistoryMessage{{Role: "user", Content: "bob asks"}, {Role: "assistant", Content: f.bobAnswer}}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestSessionPageMemoryFlat(t *testing.T) {
 	ids := map[string]string{}
 	for name, n := range map[string]int{"small": 2000, "large": 20000} {
 		for range n / 1000 {
-			r, err := st.StoreMessages(ctx, name, batch, "")
+			r, err := st.Store(ctx, name, batch, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestAuditPageMemoryFlat(t *testing.T) {
 				}
 				batch[i] = models.HistoryMessage{Role: role, Content: fmt.Sprintf("%s %d", name, b*1000+i)}
 			}
-			r, err := st.StoreMessages(ctx, name, batch, "")
+			r, err := st.Store(ctx, name, batch, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

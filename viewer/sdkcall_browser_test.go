@@ -74,7 +74,7 @@ func TestGoSDKCallPageInBrowser(t *testing.T) {
 	if calls < 2 {
 		t.Fatalf("%d model calls: the scripted turn calls its tools first", calls)
 	}
-	info, err := c.GetSession(context.Background(), agenttest.Session, true)
+	info, err := c.GetSession(context.Background(), agenttest.Session, client.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestTraceLinks(t *testing.T) {
 	}
 	traced := models.HistoryMessage{Role: "user", Content: "traced", Extra: []models.Field{
 		{Key: "trace_id", Value: []byte(`"ab/cd?x=<y>"`)}, {Key: "span_id", Value: []byte(`"s1"`)}}}
-	r, err := s.StoreMessages(context.Background(), "chat", []models.HistoryMessage{traced, {Role: "user", Content: "untraced"}}, "")
+	r, err := s.Store(context.Background(), "chat", []models.HistoryMessage{traced, {Role: "user", Content: "untraced"}}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestFailedStepsMarkedAndFiltered(t *testing.T) {
 		{Role: "tool", Content: `{"status": "success", "celsius": 21}`, ToolCallID: "c2", ToolName: "weather"},
 		{Role: "assistant", Content: "Atlantis is not a city; Lisbon is 21 degrees."},
 	}
-	r, err := s.StoreMessages(context.Background(), "steps", msgs, "")
+	r, err := s.Store(context.Background(), "steps", msgs, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestCallPageShowsTheSystemPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StoreMessages(context.Background(), "chat", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+	if _, err := s.Store(context.Background(), "chat", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -172,7 +172,7 @@ func TestSearchPagePages(t *testing.T) {
 		}
 		msgs = append(msgs, models.HistoryMessage{Role: role, Content: "paris note"})
 	}
-	if _, err := s.StoreMessages(context.Background(), "many", msgs, ""); err != nil {
+	if _, err := s.Store(context.Background(), "many", msgs, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
@@ -211,7 +211,7 @@ func TestCallPageShowsTheExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := s.StoreMessages(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+	if _, err := s.Store(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -228,7 +228,7 @@ func TestCallPageShowsTheExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock = clock.Add(5500 * time.Millisecond)
-	if _, err := s.StoreMessages(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "and now?"}, {Role: "assistant", Content: "warm"}}, ""); err != nil {
+	if _, err := s.Store(ctx, "ex", []models.HistoryMessage{{Role: "user", Content: "and now?"}, {Role: "assistant", Content: "warm"}}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },
@@ -263,14 +263,15 @@ func TestSessionListMarksFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	bad, err := s.StoreMessages(ctx, "bad", []models.HistoryMessage{{Role: "user", Content: "go"},
+	bad, err := s.Store(ctx, "bad", []models.HistoryMessage{{Role: "user", Content: "go"},
 		{Role: "assistant", Content: "", ToolCalls: []models.ToolCall{{ID: "c1", Name: "w", Arguments: "{}"}, {ID: "c2", Name: "w", Arguments: "{}"}}},
 		{Role: "tool", Content: `{"status": "error"}`, ToolCallID: "c1", ToolName: "w"},
-		{Role: "tool", Content: `{"is_error": true}`, ToolCallID: "c2", ToolName: "w"}}, "")
+		{Role: "tool", Content: `{"is_error": true}`, ToolCallID: "c2", ToolName: "w"}}, sessionstore.StoreOptions{})
+
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StoreMessages(ctx, "good", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, ""); err != nil {
+	if _, err := s.Store(ctx, "good", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := viewer.New(viewer.Options{NewStore: func(string) (viewer.Store, error) { return s, nil },

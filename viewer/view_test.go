@@ -35,7 +35,7 @@ func TestHistoryDrawsTheView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := alice.StoreMessages(ctx, "doors", rows, "")
+	r, err := alice.Store(ctx, "doors", rows, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

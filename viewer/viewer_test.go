@@ -205,7 +205,7 @@ func TestViewerHTTP(t *testing.T) {
 		for i := range 1203 {
 			many = append(many, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("line %d", i)})
 		}
-		r, err := carol.StoreMessages(context.Background(), "long", many, "")
+		r, err := carol.Store(context.Background(), "long", many, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

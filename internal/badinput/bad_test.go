@@ -86,7 +86,7 @@ func TestLibrary(t *testing.T) {
 		key := fmt.Sprintf("lib-%d", i)
 		msgs, err := models.DecodeHistory(c.data)
 		if err == nil {
-			_, err = st.StoreMessages(context.Background(), key, msgs, "")
+			_, err = st.Store(context.Background(), key, msgs, sessionstore.StoreOptions{})
 		}
 		switch {
 		case c.Expect == "accept" && err != nil:
@@ -109,7 +109,7 @@ func TestLibrary(t *testing.T) {
 		t.Fatalf("injection strings not stored verbatim: %+v %v", h, err)
 	}
 	for _, bad := range []string{"", strings.Repeat("s", 600), "a\x00b"} {
-		if _, err := st.StoreMessages(context.Background(), bad, []models.HistoryMessage{{Role: "user"}}, ""); err == nil {
+		if _, err := st.Store(context.Background(), bad, []models.HistoryMessage{{Role: "user"}}, sessionstore.StoreOptions{}); err == nil {
 			t.Errorf("session id %q accepted", bad)
 		}
 	}
@@ -201,7 +201,7 @@ func TestInjectionInIDs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := st.StoreMessages(ctx, e, []models.HistoryMessage{{Role: "user", Content: e}}, e); err != nil {
+				if _, err := st.Store(ctx, e, []models.HistoryMessage{{Role: "user", Content: e}}, sessionstore.StoreOptions{UserID: e}); err != nil {
 					t.Fatalf("%q: %v", e, err)
 				}
 				h, err := st.Load(ctx, e, sessionstore.LoadOptions{})

@@ -63,7 +63,7 @@ func (e *Env) agentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.Store.StoreWith(ctx, key, in.Messages, sessionstore.StoreOptions{Decoded: true}); err != nil {
+	if _, err := e.Store.Store(ctx, key, in.Messages, sessionstore.StoreOptions{Decoded: true}); err != nil {
 		return nil, err
 	}
 	n := len(in.Messages)

@@ -183,7 +183,7 @@ func repeatFor(n int) int {
 func (e *Env) fill(ctx context.Context, key string, n int) error {
 	all := messages(n)
 	for lo := 0; lo < n; lo += 1000 {
-		if _, err := e.Store.StoreMessages(ctx, key, all[lo:min(lo+1000, n)], ""); err != nil {
+		if _, err := e.Store.Store(ctx, key, all[lo:min(lo+1000, n)], sessionstore.StoreOptions{}); err != nil {
 			return err
 		}
 	}
@@ -253,7 +253,7 @@ func (e *Env) storeWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 		batch := messages(n)
 		w := Workload{Name: fmt.Sprintf("store %d messages", n), Rows: n, Size: n,
 			Run: func(ctx context.Context) error {
-				_, err := e.Store.StoreMessages(ctx, key, batch, "")
+				_, err := e.Store.Store(ctx, key, batch, sessionstore.StoreOptions{})
 				return err
 			}}
 		if pg {
@@ -276,7 +276,7 @@ func (e *Env) storeWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 	last := sessionstore.Empty
 	out = append(out, Workload{Name: "store 4 messages, guarded", Rows: 4, Size: 4,
 		Run: func(ctx context.Context) error {
-			res, err := e.Store.StoreWith(ctx, guarded, batch, sessionstore.StoreOptions{ExpectLast: last})
+			res, err := e.Store.Store(ctx, guarded, batch, sessionstore.StoreOptions{ExpectLast: last})
 			last = res.Last
 			return err
 		}})
@@ -364,7 +364,7 @@ func (e *Env) lookupWorkloads(ctx context.Context, sz Sizes) ([]Workload, error)
 				return nil, err
 			}
 		}
-		res, err := e.Store.StoreMessages(ctx, fmt.Sprintf("lookup-%d", n), Turn(n), "")
+		res, err := e.Store.Store(ctx, fmt.Sprintf("lookup-%d", n), Turn(n), sessionstore.StoreOptions{})
 		if err != nil {
 			return nil, err
 		}

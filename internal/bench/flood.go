@@ -58,7 +58,7 @@ func (e *Env) SearchFlood(ctx context.Context, loaders, flooders int, d time.Dur
 		batch[i] = models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprintf("a common word in message %d %s", i, strings.Repeat("text ", 30))}
 	}
 	for range 20 {
-		if _, err := flooder.StoreMessages(ctx, key, batch, ""); err != nil {
+		if _, err := flooder.Store(ctx, key, batch, sessionstore.StoreOptions{}); err != nil {
 			return r, err
 		}
 	}

@@ -105,7 +105,7 @@ func (e *Env) HTTP(ctx context.Context, clients int, d time.Duration) ([]HTTPRes
 	}{
 		{name: "store a turn", sides: [3]func(context.Context, int) error{
 			func(ctx context.Context, c int) error {
-				_, err := e.Store.StoreMessages(ctx, fmt.Sprintf("%s-lib-%d", run, c), Turn(0), "")
+				_, err := e.Store.Store(ctx, fmt.Sprintf("%s-lib-%d", run, c), Turn(0), sessionstore.StoreOptions{})
 				return err
 			},
 			post(bareConns, "bare"), post(serveConns, "api")}},
@@ -207,7 +207,7 @@ func bareHandler(stores *sessionstore.Stores) http.Handler {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			res, err := st.StoreMessages(r.Context(), id, msgs, "")
+			res, err := st.Store(r.Context(), id, msgs, sessionstore.StoreOptions{})
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return

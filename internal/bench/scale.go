@@ -36,7 +36,7 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 		i := 0
 		run := func(ctx context.Context) error {
 			i++
-			_, err := e.Store.StoreMessages(ctx, key, Turn(i), "")
+			_, err := e.Store.Store(ctx, key, Turn(i), sessionstore.StoreOptions{})
 			return err
 		}
 		if err := run(ctx); err != nil {
@@ -93,7 +93,7 @@ func (e *Env) SweepWorkloads(ctx context.Context, sizes []int) ([]Workload, erro
 		out = append(out, Workload{Name: fmt.Sprintf("pop the last of %d", n), Rows: 1, Size: n,
 			Setup: func() {
 				i++
-				if _, err := e.Store.StoreMessages(ctx, key, Turn(i)[:1], ""); err != nil {
+				if _, err := e.Store.Store(ctx, key, Turn(i)[:1], sessionstore.StoreOptions{}); err != nil {
 					panic(fmt.Sprintf("pop workload: store one back: %v", err))
 				}
 			},
@@ -330,7 +330,7 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := e.Store.StoreMessages(ctx, keys[w], Turn(0), ""); err != nil {
+			if _, err := e.Store.Store(ctx, keys[w], Turn(0), sessionstore.StoreOptions{}); err != nil {
 				errs[w] = err
 				return
 			}
@@ -349,7 +349,7 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 			defer wg.Done()
 			for i := 1; time.Now().Before(deadline); i++ {
 				t := time.Now()
-				if _, err := e.Store.StoreMessages(ctx, keys[w], Turn(i), ""); err != nil {
+				if _, err := e.Store.Store(ctx, keys[w], Turn(i), sessionstore.StoreOptions{}); err != nil {
 					errs[w] = err
 					return
 				}

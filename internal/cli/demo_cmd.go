@@ -47,7 +47,7 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 			fmt.Fprintf(w, "remstore demo on %s (user %q, session %q)\n", settings.MaskURL(e.cfg.DatabaseURL), e.cfg.UserID, session)
 
 			step(1, fmt.Sprintf("store %s in one transaction (full text, for audit)", plural(len(msgs), "message")))
-			res, err := s.StoreMessages(e.ctx, session, msgs, "")
+			res, err := s.Store(e.ctx, session, msgs, sessionstore.StoreOptions{})
 			if err != nil {
 				return err
 			}

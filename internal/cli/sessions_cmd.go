@@ -219,7 +219,7 @@ func (c sessionsCmds) delCmd() *cobra.Command {
 		Example: "  remstore sessions delete chat-1 --user-id alice\n  remstore sessions delete chat-1 --user-id alice --purge",
 		Args:    cobra.ExactArgs(1),
 		RunE: c.withStore(writes, func(s *sessionstore.Store, args []string) error {
-			return s.DeleteSession(e.ctx, args[0], purge)
+			return s.DeleteSession(e.ctx, args[0], sessionstore.DeleteOptions{Purge: purge})
 		}),
 	}
 	del.Flags().BoolVar(&purge, "purge", false, "delete the tenant's messages and the session row for good")

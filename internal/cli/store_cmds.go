@@ -169,7 +169,7 @@ part kind or a malformed part exits 2 naming the message and part.`,
 				return err
 			}
 			defer db.Close()
-			res, err := s.StoreWith(e.ctx, sessionID, msgs, sessionstore.StoreOptions{ExpectLast: expectLast, Decoded: decoded})
+			res, err := s.Store(e.ctx, sessionID, msgs, sessionstore.StoreOptions{ExpectLast: expectLast, Decoded: decoded})
 			if err != nil {
 				return locate(err)
 			}

@@ -32,7 +32,7 @@ func TestConnectionLossAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := sessionstore.New(db, sessionstore.Options{UserID: "A", TruncateLength: 5})
-	res, err := st.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "assistant", Content: "a long enough answer"}}, "")
+	res, err := st.Store(ctx, "s", []models.HistoryMessage{{Role: "assistant", Content: "a long enough answer"}}, sessionstore.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestTimeoutsHonoured(t *testing.T) {
 		batch = append(batch, models.HistoryMessage{Role: "assistant", Content: fmt.Sprintf("message %d %s", i, strings.Repeat("x", 500))})
 	}
 	for range 20 {
-		if _, err := st.StoreMessages(ctx, "big", batch, ""); err != nil {
+		if _, err := st.Store(ctx, "big", batch, sessionstore.StoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -56,7 +56,7 @@ func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
 				for i := range size {
 					msgs = append(msgs, models.HistoryMessage{Role: "user", Content: fmt.Sprintf("r%d-b%d-%d/%d", round, b, i, size)})
 				}
-				if _, err := st.StoreMessages(ctx, key, msgs, ""); err != nil {
+				if _, err := st.Store(ctx, key, msgs, sessionstore.StoreOptions{}); err != nil {
 					return // the server is gone: this batch was not acknowledged
 				}
 				mu.Lock()

@@ -53,7 +53,7 @@ func TestSoak(t *testing.T) {
 					msgs = append(msgs, models.HistoryMessage{Role: "assistant",
 						Content: fmt.Sprintf("w%d-%d-%d %s", w, n, i, strings.Repeat("x", rng.IntN(80)))})
 				}
-				if _, err := st.StoreMessages(ctx, fmt.Sprintf("soak-%d", rng.IntN(100)), msgs, ""); err != nil {
+				if _, err := st.Store(ctx, fmt.Sprintf("soak-%d", rng.IntN(100)), msgs, sessionstore.StoreOptions{}); err != nil {
 					fail(err)
 					continue
 				}

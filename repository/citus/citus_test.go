@@ -36,7 +36,7 @@ func TestDistributeInPlace(t *testing.T) {
 	long := strings.Repeat("a long answer ", 10)
 	var keys []string
 	for _, sess := range []string{"a", "b", "c", "d", "e", "f"} {
-		r, err := s.StoreMessages(ctx, sess, []models.HistoryMessage{{Role: "user", Content: "q " + sess}, {Role: "assistant", Content: long + sess}}, "")
+		r, err := s.Store(ctx, sess, []models.HistoryMessage{{Role: "user", Content: "q " + sess}, {Role: "assistant", Content: long + sess}}, sessionstore.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestDistributeInPlace(t *testing.T) {
 	if again, err := citus.Distribute(ctx, db, citus.DistributeOptions{}); err != nil || len(again) != 0 {
 		t.Errorf("second distribute: steps %v, err %v; want none", again, err)
 	}
-	if _, err := s.StoreMessages(ctx, "g", []models.HistoryMessage{{Role: "user", Content: "after"}}, ""); err != nil {
+	if _, err := s.Store(ctx, "g", []models.HistoryMessage{{Role: "user", Content: "after"}}, sessionstore.StoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

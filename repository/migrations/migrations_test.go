@@ -196,7 +196,7 @@ func TestMigrateOnPeerSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := st.StoreMessages(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "a long answer here"}}, "")
+			res, err := st.Store(ctx, "s", []models.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "a long answer here"}}, sessionstore.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
