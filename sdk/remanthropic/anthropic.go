@@ -70,7 +70,7 @@ func Messages(history []models.HistoryMessage, o Options) ([]anthropic.TextBlock
 		if len(t.Results) > 0 {
 			results := make([]anthropic.ContentBlockParamUnion, len(t.Results))
 			for k, r := range t.Results {
-				results[k] = anthropic.NewToolResultBlock(r.CallID, r.Content, false)
+				results[k] = anthropic.NewToolResultBlock(r.CallID, sdk.ResultText(r.Content), false)
 			}
 			out = append(out, anthropic.NewUserMessage(results...))
 		}

@@ -55,7 +55,7 @@ func MessageContents(history []models.HistoryMessage, o Options) ([]llms.Message
 		}
 		for _, r := range t.Results {
 			out = append(out, llms.MessageContent{Role: llms.ChatMessageTypeTool,
-				Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: r.CallID, Name: r.Name, Content: r.Content}}})
+				Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: r.CallID, Name: r.Name, Content: sdk.ResultText(r.Content)}}})
 		}
 		return nil
 	})

@@ -50,7 +50,7 @@ func Messages(history []models.HistoryMessage, o Options) ([]openai.ChatCompleti
 			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		}
 		for _, r := range t.Results {
-			out = append(out, openai.ToolMessage(r.Content, r.CallID))
+			out = append(out, openai.ToolMessage(sdk.ResultText(r.Content), r.CallID))
 		}
 		return nil
 	})

@@ -54,7 +54,7 @@ func InputItems(history []models.HistoryMessage, o Options) (responses.ResponseI
 		}
 		for _, r := range t.Results {
 			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-				CallID: openai.String(r.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(r.Content)}}})
+				CallID: openai.String(r.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(sdk.ResultText(r.Content))}}})
 		}
 		return nil
 	})
