@@ -18,7 +18,9 @@ import (
 //   - OpenAI: a reasoning item, by its id and the encrypted content the
 //     provider issued; its summary and content carry no text;
 //   - Google: a thought part with its thought signature, or the thought
-//     signature of the answer's text or of one of its calls.
+//     signature of the answer's text or of one of its calls (a call's
+//     item may hold none: Gemini made the call unsigned, and nothing of it
+//     reaches a model).
 //
 // Anything else of these providers is withheld, naming the field; items of
 // other providers reach no model and are in no view.
@@ -157,7 +159,8 @@ func emptyTexts(raw json.RawMessage) bool {
 }
 
 // googleItem reads remgenai's item: {"on": "thought", "part": a thought
-// part}, or {"on": "text"|"call", "signature", "call"}.
+// part}, or {"on": "text"|"call", "signature", "call"}; a call's item
+// without a signature says Gemini made that call unsigned.
 func (v *View) googleItem(field string, raw json.RawMessage) {
 	o := object(raw)
 	if o == nil {
@@ -195,7 +198,8 @@ func (v *View) googleItem(field string, raw json.RawMessage) {
 			return
 		}
 		sig, ok := signature(o["signature"])
-		if !ok {
+		unsigned := on == "call" && isNull(o["signature"])
+		if !ok && !unsigned {
 			v.withhold(field+".signature", "must be the thought signature Gemini gave (base64)")
 			return
 		}
@@ -212,7 +216,14 @@ func (v *View) googleItem(field string, raw json.RawMessage) {
 			v.withhold(field+".call", "a text signature names no call")
 			return
 		}
-		v.Reasoning = append(v.Reasoning, Reasoning{From: field, Source: ReasoningKey, Provider: Google, Kind: "signature", On: on, Call: call, Seal: sig})
+		kind := "signature"
+		if unsigned {
+			// Gemini made the call and signed it not: it goes back with
+			// no signature, as Gemini sent it (a call no such item marks
+			// came from another writer and gets the skip value).
+			kind = "unsigned"
+		}
+		v.Reasoning = append(v.Reasoning, Reasoning{From: field, Source: ReasoningKey, Provider: Google, Kind: kind, On: on, Call: call, Seal: sig})
 	default:
 		v.withhold(field+".on", "%q is not thought, text or call", on)
 	}

@@ -87,7 +87,8 @@ type Reasoning struct {
 	Source   string // the key it lives under: ReasoningKey, PydanticAIKey or AgentsKey
 	Provider string
 	// Kind: thinking or redacted_thinking (Anthropic), reasoning (OpenAI),
-	// thought or signature (Google), thinking (a pydantic-ai part).
+	// thought, signature or unsigned (Google: a call Gemini made without a
+	// signature), thinking (a pydantic-ai part).
 	Kind string
 	Text string // thinking text the model is sent back (Anthropic's is signed)
 	Seal string // the provider's signature, encrypted content or redacted data

@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// SkipSignature is the thought signature Google documents for function
+// calls Gemini did not make: Gemini takes it in place of its own.
+const SkipSignature = "skip_thought_signature_validator"
+
 // Gemini serves POST /v1beta/models/{model}:generateContent as the Gemini
 // API does, from Decide, recording each body. With thoughts included, an
 // answer with calls starts with a thought part and carries a thought
@@ -78,7 +82,9 @@ func Gemini(rec *Recorder) http.Handler {
 				case p.Thought:
 				case p.FunctionCall != nil:
 					if p.ThoughtSignature != "" {
-						if sig, _ := base64.StdEncoding.DecodeString(p.ThoughtSignature); !strings.HasPrefix(string(sig), "sig:") {
+						// Its own signatures, or the value Google documents
+						// for calls Gemini did not make.
+						if sig, _ := base64.StdEncoding.DecodeString(p.ThoughtSignature); !strings.HasPrefix(string(sig), "sig:") && string(sig) != SkipSignature {
 							fail(w, 400, "contents[%d].parts[%d]: invalid thought signature", i, j)
 							return
 						}
@@ -87,11 +93,17 @@ func Gemini(rec *Recorder) http.Handler {
 					nm.Calls = append(nm.Calls, Call{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: string(p.FunctionCall.Args)})
 				case p.FunctionResponse != nil:
 					content := string(p.FunctionResponse.Response)
-					var out struct {
-						Output *string `json:"output"`
-					}
-					if json.Unmarshal(p.FunctionResponse.Response, &out) == nil && out.Output != nil {
-						content = *out.Output
+					// A text result wrapped in an object of one key: "output"
+					// as Google's docs write it, "raw" and "return_value" as
+					// pydantic-ai does.
+					var out map[string]json.RawMessage
+					if json.Unmarshal(p.FunctionResponse.Response, &out) == nil && len(out) == 1 {
+						for _, k := range []string{"output", "raw", "return_value"} {
+							var s string
+							if v, ok := out[k]; ok && json.Unmarshal(v, &s) == nil {
+								content = s
+							}
+						}
 					}
 					nm.Results = append(nm.Results, Result{ID: p.FunctionResponse.ID, Name: p.FunctionResponse.Name, Content: content})
 				default:

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remgenai"
 )
 
@@ -38,5 +39,32 @@ func TestRefusesWhatItCannotKeep(t *testing.T) {
 	_, contents, err := remgenai.Contents([]models.HistoryMessage{{Role: "user", Content: "q"}, m, res}, remgenai.Options{})
 	if err != nil || contents[1].Parts[0].FunctionCall.ID != "" || contents[2].Parts[0].FunctionResponse.ID != "" {
 		t.Fatalf("invented id sent: %+v %v", contents, err)
+	}
+}
+
+// A call another writer stored (no genai item) goes to Gemini with the skip
+// value Google documents; a call Gemini made unsigned goes back unsigned.
+func TestSkipSignatureOnlyForCallsGeminiDidNotMake(t *testing.T) {
+	foreign := models.HistoryMessage{Role: "assistant", ToolCalls: []models.ToolCall{{ID: "c1", Name: "f", Arguments: `{}`}}}
+	var r genai.GenerateContentResponse
+	if err := json.Unmarshal([]byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"f","args":{}}}]}}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	gemini, err := remgenai.FromResponse(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		answer models.HistoryMessage
+		sig    string
+	}{"another writer's": {foreign, "skip_thought_signature_validator"}, "Gemini's": {gemini, ""}} {
+		res := sdk.ToolResult(c.answer.ToolCalls[0], "ok")
+		_, contents, err := remgenai.Contents([]models.HistoryMessage{{Role: "user", Content: "q"}, c.answer, res}, remgenai.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(contents[1].Parts[0].ThoughtSignature); got != c.sig {
+			t.Errorf("%s call: signature %q, want %q", name, got, c.sig)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // A history the Python peer wrote (no stored calls) as genai contents: the
 // call is synthesized from the tool result, and the result, not an object,
-// is sent as {"output": text}.
+// is sent as pydantic-ai sends it: text that is not JSON as {"raw": text}.
 func Example() {
 	history := []models.HistoryMessage{
 		{Role: models.RoleUser, Content: "Weather?"},
@@ -19,6 +19,6 @@ func Example() {
 	_, contents, _ := remgenai.Contents(history, remgenai.Options{})
 	call := contents[1].Parts[1].FunctionCall
 	resp := contents[2].Parts[0].FunctionResponse
-	fmt.Println(call.Name, call.Args["city"], resp.Response["output"])
+	fmt.Println(call.Name, call.Args["city"], resp.Response["raw"])
 	// Output: get_weather Lisbon sunny
 }

@@ -64,6 +64,7 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 		var parts []*genai.Part
 		var textSig []byte
 		callSig := map[int][]byte{}
+		unsigned := map[int]bool{} // calls Gemini made without a signature
 		if t.Assistant != nil {
 			rs, err := sdk.ReasoningFor(i, t, Provider)
 			if err != nil {
@@ -74,6 +75,8 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 				switch {
 				case r.Kind == "thought":
 					parts = append(parts, &genai.Part{Thought: true, Text: r.Text, ThoughtSignature: sig})
+				case r.Kind == "unsigned":
+					unsigned[r.Call] = true
 				case r.On == "text":
 					textSig = sig
 				case r.On == "call":
@@ -92,10 +95,11 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 				return sdk.Errorf(i, "tool_calls", "%v", err)
 			}
 			sig := callSig[k]
-			if k == 0 && len(sig) == 0 {
+			if k == 0 && len(sig) == 0 && !unsigned[k] {
 				// A call another writer stored has no signature, which
 				// Gemini 3 refuses; this is the value Google documents for
 				// calls that did not come from Gemini (pydantic-ai sends it).
+				// A call Gemini made unsigned goes back as Gemini sent it.
 				sig = []byte(skipSignature)
 			}
 			parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: sentID(c.ID), Name: c.Name, Args: args},
@@ -107,7 +111,7 @@ func Contents(history []models.HistoryMessage, o Options) (*genai.Content, []*ge
 		if len(t.Results) > 0 {
 			res := make([]*genai.Part, len(t.Results))
 			for k, r := range t.Results {
-				res[k] = &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: sentID(r.CallID), Name: r.Name, Response: response(r.Content)}}
+				res[k] = &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: sentID(r.CallID), Name: r.Name, Response: sdk.ResultObject(r.Content)}}
 			}
 			out = append(out, genai.NewContentFromParts(res, genai.RoleUser))
 		}
@@ -129,17 +133,6 @@ func sentID(id string) string {
 		return ""
 	}
 	return id
-}
-
-// response is a tool result as a FunctionResponse's object.
-func response(content string) map[string]any {
-	t := bytes.TrimSpace([]byte(content))
-	if len(t) > 0 && t[0] == '{' {
-		if m, err := object(t); err == nil {
-			return m
-		}
-	}
-	return map[string]any{"output": content}
 }
 
 // object decodes a JSON object keeping its numbers exact; anything after
@@ -209,9 +202,9 @@ func FromResponse(r *genai.GenerateContentResponse) (models.HistoryMessage, erro
 				fe, _ := models.AsFieldError(err)
 				return models.HistoryMessage{}, sdk.Errorf(-1, at("functionCall."+fe.Field), "%s", fe.Reason)
 			}
-			if len(p.ThoughtSignature) > 0 {
-				add(item{On: "call", Call: len(m.ToolCalls), Signature: p.ThoughtSignature})
-			}
+			// Signed or not, the call is marked as Gemini's: Contents sends
+			// it back as it came, never with the skip value.
+			add(item{On: "call", Call: len(m.ToolCalls), Signature: p.ThoughtSignature})
 			m.ToolCalls = append(m.ToolCalls, call)
 		case p.Text != "" && p.InlineData == nil && p.FileData == nil && p.ExecutableCode == nil && p.CodeExecutionResult == nil:
 			texts = append(texts, p.Text)

@@ -28,11 +28,18 @@ func fake(t *testing.T) (*genai.Client, *fakellm.Recorder) {
 }
 
 func config(system *genai.Content) *genai.GenerateContentConfig {
+	c := configNoThoughts(system)
+	c.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+	return c
+}
+
+// configNoThoughts asks for no thoughts: Gemini's calls come unsigned.
+func configNoThoughts(system *genai.Content) *genai.GenerateContentConfig {
 	decl := func(name string) *genai.FunctionDeclaration {
 		return &genai.FunctionDeclaration{Name: name, ParametersJsonSchema: map[string]any{"type": "object",
 			"properties": map[string]any{"city": map[string]any{"type": "string"}}}}
 	}
-	return &genai.GenerateContentConfig{SystemInstruction: system, ThinkingConfig: &genai.ThinkingConfig{IncludeThoughts: true},
+	return &genai.GenerateContentConfig{SystemInstruction: system,
 		Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{decl("get_weather"), decl("fetch_guide"), remgenai.LookupDeclaration()}}}}
 }
 
@@ -40,7 +47,7 @@ func config(system *genai.Content) *genai.GenerateContentConfig {
 // own []*genai.Content: the candidate's content appended as it came, less
 // its unsigned thought summaries (display text; a history keeps a thought
 // only with its signature, package visible).
-func memory(client *genai.Client) agenttest.Memory {
+func memory(client *genai.Client, config func(*genai.Content) *genai.GenerateContentConfig) agenttest.Memory {
 	return func(ctx context.Context) error {
 		system := genai.NewContentFromText(agenttest.System, genai.RoleUser)
 		var contents []*genai.Content
@@ -70,7 +77,7 @@ func memory(client *genai.Client) agenttest.Memory {
 	}
 }
 
-func ask(client *genai.Client) sdk.Asker {
+func ask(client *genai.Client, config func(*genai.Content) *genai.GenerateContentConfig) sdk.Asker {
 	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
 		system, contents, err := remgenai.Contents(h, remgenai.Options{System: agenttest.System})
 		if err != nil {
@@ -91,5 +98,12 @@ func tool(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
 
 func TestLoop(t *testing.T) {
 	client, rec := fake(t)
-	agenttest.Check(t, rec, memory(client), ask(client), tool)
+	agenttest.Check(t, rec, memory(client, config), ask(client, config), tool)
+}
+
+// Without thoughts Gemini signs no call: its calls go back unsigned, as the
+// in-memory agent sends them, never with the skip value.
+func TestLoopWithoutThoughts(t *testing.T) {
+	client, rec := fake(t)
+	agenttest.Check(t, rec, memory(client, configNoThoughts), ask(client, configNoThoughts), tool)
 }
