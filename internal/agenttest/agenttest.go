@@ -18,6 +18,7 @@ import (
 
 	"github.com/remstore/remstore"
 	"github.com/remstore/remstore/client"
+	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/httpapi"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/internal/fakellm"
@@ -268,3 +269,72 @@ func short(s string) string {
 
 // Tool runs a call of the scripted tools in a memory loop.
 func Tool(name, args string) string { return fakellm.RunTool(name, args) }
+
+// PydanticAITurn is a turn a pydantic-ai agent stored before the Go agent's
+// (pydantic-ai's message JSON): two calls, one tool that returned text
+// holding JSON (stored as a JSON string) and one that returned an object,
+// and the answer. The memory agents of CheckAfter start from it as
+// pydantic-ai sends it: the text result as the text it holds.
+const PydanticAITurn = `[
+{"kind":"request","parts":[{"part_kind":"user-prompt","content":"Weather in Porto?","timestamp":"2026-01-01T00:00:00Z"}]},
+{"kind":"response","model_name":"gpt-4o","timestamp":"2026-01-01T00:00:01Z","parts":[
+ {"part_kind":"tool-call","tool_name":"get_weather","args":{"city":"Porto"},"tool_call_id":"py_1"},
+ {"part_kind":"tool-call","tool_name":"fetch_guide","args":{"city":"Porto"},"tool_call_id":"py_2"}]},
+{"kind":"request","parts":[
+ {"part_kind":"tool-return","tool_name":"get_weather","content":"{\"celsius\": 19}","tool_call_id":"py_1","timestamp":"2026-01-01T00:00:02Z"},
+ {"part_kind":"tool-return","tool_name":"fetch_guide","content":{"city":"Porto","sights":["Ribeira","Livraria Lello"]},"tool_call_id":"py_2","timestamp":"2026-01-01T00:00:02Z"}]},
+{"kind":"response","model_name":"gpt-4o","timestamp":"2026-01-01T00:00:03Z","parts":[{"part_kind":"text","content":"19 degrees in Porto."}]}
+]`
+
+// The PydanticAITurn's parts, for the memory agents to write in their SDK's form.
+const (
+	PyPrompt     = "Weather in Porto?"
+	PyAnswer     = "19 degrees in Porto."
+	PyWeather    = `{"celsius": 19}`                                        // what pydantic-ai sends for the text result
+	PyGuide      = `{"city":"Porto","sights":["Ribeira","Livraria Lello"]}` // and for the object result
+	PyWeatherArg = `{"city":"Porto"}`
+)
+
+// CheckAfter is Check's uncut run on a session that starts with
+// PydanticAITurn, stored as pydantic-ai stores it: every request body must
+// equal the memory run's, whose history starts with that turn in the SDK's
+// own form.
+func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Asker, tool sdk.Tooler) {
+	ctx := context.Background()
+	if tool == nil {
+		tool = func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+			return sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)), nil
+		}
+	}
+	in, err := convert.DecodePydanticAI(strings.NewReader(PydanticAITurn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Bodies()
+	if err := memory(ctx); err != nil {
+		t.Fatalf("memory loop: %v", err)
+	}
+	mem := rec.Bodies()
+	for _, b := range Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, Large)
+			if err := st.Append(ctx, Session, in.Messages); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range fakellm.Prompts {
+				if _, err := sdk.RunTurn(ctx, st, Session, p, ask, tool); err != nil {
+					t.Fatalf("remstore loop: %v", err)
+				}
+			}
+			got := rec.Bodies()
+			if len(got) != len(mem) {
+				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
+			}
+			for i := range mem {
+				if !jsonEqual(mem[i], got[i]) {
+					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package remanthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 
@@ -32,10 +33,10 @@ func tools() []anthropic.ToolUnionParam {
 
 // memory is the agent on the Messages API with extended thinking, the
 // history in the SDK's own message list (resp.ToParam(), tool_result blocks).
-func memory(client anthropic.Client) agenttest.Memory {
+func memory(client anthropic.Client, params func([]anthropic.TextBlockParam, []anthropic.MessageParam) anthropic.MessageNewParams, prefix ...anthropic.MessageParam) agenttest.Memory {
 	return func(ctx context.Context) error {
 		system := []anthropic.TextBlockParam{{Text: agenttest.System}}
-		var msgs []anthropic.MessageParam
+		msgs := append([]anthropic.MessageParam(nil), prefix...)
 		for _, prompt := range fakellm.Prompts {
 			msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(prompt)))
 			for {
@@ -65,7 +66,14 @@ func params(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) an
 		Thinking: anthropic.ThinkingConfigParamOfEnabled(1024), System: system, Messages: msgs, Tools: tools()}
 }
 
-func ask(client anthropic.Client) sdk.Asker {
+// plain is params without thinking.
+func plain(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) anthropic.MessageNewParams {
+	p := params(system, msgs)
+	p.Thinking = anthropic.ThinkingConfigParamUnion{}
+	return p
+}
+
+func ask(client anthropic.Client, params func([]anthropic.TextBlockParam, []anthropic.MessageParam) anthropic.MessageNewParams) sdk.Asker {
 	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
 		system, msgs, err := remanthropic.Messages(h, remanthropic.Options{System: agenttest.System})
 		if err != nil {
@@ -81,5 +89,18 @@ func ask(client anthropic.Client) sdk.Asker {
 
 func TestLoop(t *testing.T) {
 	client, rec := fake(t)
-	agenttest.Check(t, rec, memory(client), ask(client), nil)
+	agenttest.Check(t, rec, memory(client, params), ask(client, params), nil)
+}
+
+// After a pydantic-ai turn, the Go loop sends what an anthropic-sdk-go
+// agent that held that turn in memory as pydantic-ai sends it would send
+// (without thinking: the turn pydantic-ai stored has no thinking block).
+func TestLoopAfterPydanticAI(t *testing.T) {
+	client, rec := fake(t)
+	prefix := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(agenttest.PyPrompt)),
+		anthropic.NewAssistantMessage(anthropic.NewToolUseBlock("py_1", json.RawMessage(agenttest.PyWeatherArg), "get_weather"),
+			anthropic.NewToolUseBlock("py_2", json.RawMessage(agenttest.PyWeatherArg), "fetch_guide")),
+		anthropic.NewUserMessage(anthropic.NewToolResultBlock("py_1", agenttest.PyWeather, false), anthropic.NewToolResultBlock("py_2", agenttest.PyGuide, false)),
+		anthropic.NewAssistantMessage(anthropic.NewTextBlock(agenttest.PyAnswer))}
+	agenttest.CheckAfter(t, rec, memory(client, plain, prefix...), ask(client, plain), nil)
 }

@@ -2,6 +2,7 @@ package remgenai_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -47,10 +48,10 @@ func configNoThoughts(system *genai.Content) *genai.GenerateContentConfig {
 // own []*genai.Content: the candidate's content appended as it came, less
 // its unsigned thought summaries (display text; a history keeps a thought
 // only with its signature, package visible).
-func memory(client *genai.Client, config func(*genai.Content) *genai.GenerateContentConfig) agenttest.Memory {
+func memory(client *genai.Client, config func(*genai.Content) *genai.GenerateContentConfig, prefix ...*genai.Content) agenttest.Memory {
 	return func(ctx context.Context) error {
 		system := genai.NewContentFromText(agenttest.System, genai.RoleUser)
-		var contents []*genai.Content
+		contents := append([]*genai.Content(nil), prefix...)
 		for _, prompt := range fakellm.Prompts {
 			contents = append(contents, genai.NewContentFromText(prompt, genai.RoleUser))
 			for {
@@ -106,4 +107,26 @@ func TestLoop(t *testing.T) {
 func TestLoopWithoutThoughts(t *testing.T) {
 	client, rec := fake(t)
 	agenttest.Check(t, rec, memory(client, configNoThoughts), ask(client, configNoThoughts), tool)
+}
+
+// After a pydantic-ai turn, the Go loop sends what a genai agent that held
+// that turn in memory as pydantic-ai sends it would send: the first call,
+// not Gemini's, with the skip signature; the text result as
+// {"return_value": text}, the object as it is.
+func TestLoopAfterPydanticAI(t *testing.T) {
+	client, rec := fake(t)
+	var guide map[string]any
+	if err := json.Unmarshal([]byte(agenttest.PyGuide), &guide); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"city": "Porto"}
+	prefix := []*genai.Content{genai.NewContentFromText(agenttest.PyPrompt, genai.RoleUser),
+		genai.NewContentFromParts([]*genai.Part{
+			{FunctionCall: &genai.FunctionCall{ID: "py_1", Name: "get_weather", Args: args}, ThoughtSignature: []byte(fakellm.SkipSignature)},
+			{FunctionCall: &genai.FunctionCall{ID: "py_2", Name: "fetch_guide", Args: args}}}, genai.RoleModel),
+		genai.NewContentFromParts([]*genai.Part{
+			{FunctionResponse: &genai.FunctionResponse{ID: "py_1", Name: "get_weather", Response: map[string]any{"return_value": agenttest.PyWeather}}},
+			{FunctionResponse: &genai.FunctionResponse{ID: "py_2", Name: "fetch_guide", Response: guide}}}, genai.RoleUser),
+		genai.NewContentFromText(agenttest.PyAnswer, genai.RoleModel)}
+	agenttest.CheckAfter(t, rec, memory(client, config, prefix...), ask(client, config), tool)
 }

@@ -37,9 +37,9 @@ func tools() []llms.Tool {
 
 // memory is the agent on llms.Model.GenerateContent with the history as
 // its own []llms.MessageContent.
-func memory(llm llms.Model) agenttest.Memory {
+func memory(llm llms.Model, prefix ...llms.MessageContent) agenttest.Memory {
 	return func(ctx context.Context) error {
-		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, agenttest.System)}
+		msgs := append([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, agenttest.System)}, prefix...)
 		for _, prompt := range fakellm.Prompts {
 			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
 			for {
@@ -86,6 +86,23 @@ func ask(llm llms.Model) sdk.Asker {
 func TestLoop(t *testing.T) {
 	llm, rec := fake(t)
 	agenttest.Check(t, rec, memory(llm), ask(llm), nil)
+}
+
+// After a pydantic-ai turn, the Go loop sends what a langchaingo agent that
+// held that turn in memory as pydantic-ai sends it would send.
+func TestLoopAfterPydanticAI(t *testing.T) {
+	llm, rec := fake(t)
+	call := func(id, name string) llms.ToolCall {
+		return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: agenttest.PyWeatherArg}}
+	}
+	result := func(id, name, text string) llms.MessageContent {
+		return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: id, Name: name, Content: text}}}
+	}
+	prefix := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, agenttest.PyPrompt),
+		{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{call("py_1", "get_weather"), call("py_2", "fetch_guide")}},
+		result("py_1", "get_weather", agenttest.PyWeather), result("py_2", "fetch_guide", agenttest.PyGuide),
+		llms.TextParts(llms.ChatMessageTypeAI, agenttest.PyAnswer)}
+	agenttest.CheckAfter(t, rec, memory(llm, prefix...), ask(llm), nil)
 }
 
 // The chat message history gives back what was added, tool calls and all,

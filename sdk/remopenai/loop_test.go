@@ -34,10 +34,10 @@ func chatTools() []openai.ChatCompletionToolUnionParam {
 
 // chatMemory is the agent on Chat Completions with the SDK's own message
 // list: msg.ToParam() and openai.ToolMessage, as openai-go's users write it.
-func chatMemory(client openai.Client) agenttest.Memory {
+func chatMemory(client openai.Client, prefix ...openai.ChatCompletionMessageParamUnion) agenttest.Memory {
 	return func(ctx context.Context) error {
 		params := openai.ChatCompletionNewParams{Model: "gpt-test", Tools: chatTools(),
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(agenttest.System)}}
+			Messages: append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(agenttest.System)}, prefix...)}
 		for _, prompt := range fakellm.Prompts {
 			params.Messages = append(params.Messages, openai.UserMessage(prompt))
 			for {
@@ -79,6 +79,18 @@ func TestChatLoop(t *testing.T) {
 	agenttest.Check(t, rec, chatMemory(client), chatAsk(client), nil)
 }
 
+// After a pydantic-ai turn, the Go loop sends what an openai-go agent that
+// held that turn in memory as pydantic-ai sends it would send.
+func TestChatLoopAfterPydanticAI(t *testing.T) {
+	client, rec := fake(t)
+	a := openai.ChatCompletionAssistantMessageParam{ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{
+		{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: "py_1", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: agenttest.PyWeatherArg}}},
+		{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: "py_2", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "fetch_guide", Arguments: agenttest.PyWeatherArg}}}}}
+	prefix := []openai.ChatCompletionMessageParamUnion{openai.UserMessage(agenttest.PyPrompt), {OfAssistant: &a},
+		openai.ToolMessage(agenttest.PyWeather, "py_1"), openai.ToolMessage(agenttest.PyGuide, "py_2"), openai.AssistantMessage(agenttest.PyAnswer)}
+	agenttest.CheckAfter(t, rec, chatMemory(client, prefix...), chatAsk(client), nil)
+}
+
 func responsesTools() []responses.ToolUnionParam {
 	fn := func(name string) responses.ToolUnionParam {
 		return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: name, Strict: openai.Bool(false),
@@ -91,9 +103,9 @@ func responsesTools() []responses.ToolUnionParam {
 // hand in memory (reasoning items by id and encrypted content, their
 // summary text left out as a history leaves it out, package visible; text,
 // function calls and their outputs).
-func responsesMemory(client openai.Client) agenttest.Memory {
+func responsesMemory(client openai.Client, prefix ...responses.ResponseInputItemUnionParam) agenttest.Memory {
 	return func(ctx context.Context) error {
-		input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage(agenttest.System, responses.EasyInputMessageRoleSystem)}
+		input := append(responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage(agenttest.System, responses.EasyInputMessageRoleSystem)}, prefix...)
 		for _, prompt := range fakellm.Prompts {
 			input = append(input, responses.ResponseInputItemParamOfMessage(prompt, responses.EasyInputMessageRoleUser))
 			for {
@@ -156,4 +168,18 @@ func responsesAsk(client openai.Client) sdk.Asker {
 func TestResponsesLoop(t *testing.T) {
 	client, rec := fake(t)
 	agenttest.Check(t, rec, responsesMemory(client), responsesAsk(client), nil)
+}
+
+func TestResponsesLoopAfterPydanticAI(t *testing.T) {
+	client, rec := fake(t)
+	output := func(id, text string) responses.ResponseInputItemUnionParam {
+		return responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+			CallID: openai.String(id), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(text)}}}
+	}
+	prefix := []responses.ResponseInputItemUnionParam{responses.ResponseInputItemParamOfMessage(agenttest.PyPrompt, responses.EasyInputMessageRoleUser),
+		responses.ResponseInputItemParamOfFunctionCall(agenttest.PyWeatherArg, "py_1", "get_weather"),
+		responses.ResponseInputItemParamOfFunctionCall(agenttest.PyWeatherArg, "py_2", "fetch_guide"),
+		output("py_1", agenttest.PyWeather), output("py_2", agenttest.PyGuide),
+		responses.ResponseInputItemParamOfMessage(agenttest.PyAnswer, responses.EasyInputMessageRoleAssistant)}
+	agenttest.CheckAfter(t, rec, responsesMemory(client, prefix...), responsesAsk(client), nil)
 }
