@@ -338,3 +338,53 @@ func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Aske
 		})
 	}
 }
+
+// CheckStream runs the scripted conversation twice on the library
+// (SQLite), once asking with ask and once with stream, the same call
+// streamed: every answer stream maps (what RunTurn stores) must equal
+// ask's, field for field, and the fake server must have streamed each.
+func CheckStream(t *testing.T, rec *fakellm.Recorder, ask, stream sdk.Asker) {
+	t.Helper()
+	ctx := context.Background()
+	run := func(ask sdk.Asker) [][]byte {
+		st, err := sessionstore.New(dbtest.NewSQLite(t), sessionstore.Options{UserID: "alice", TruncateLength: Large})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answers [][]byte
+		keep := func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+			m, err := ask(ctx, h)
+			if err == nil {
+				b, _ := m.MarshalJSON()
+				answers = append(answers, b)
+			}
+			return m, err
+		}
+		tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+			return sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)), nil
+		}
+		for _, p := range fakellm.Prompts {
+			if _, err := sdk.RunTurn(ctx, sdk.Library(st), Session, p, keep, tool); err != nil {
+				t.Fatalf("turn %q: %v", p, err)
+			}
+		}
+		return answers
+	}
+	rec.Streams()
+	plain := run(ask)
+	if n := rec.Streams(); n != 0 {
+		t.Fatalf("the plain run streamed %d answers", n)
+	}
+	streamed := run(stream)
+	if n := rec.Streams(); n != len(streamed) {
+		t.Fatalf("%d of %d answers were streamed", n, len(streamed))
+	}
+	if len(streamed) != len(plain) || len(plain) < 4 {
+		t.Fatalf("%d answers streamed, %d plain", len(streamed), len(plain))
+	}
+	for i := range plain {
+		if string(plain[i]) != string(streamed[i]) {
+			t.Fatalf("answer %d differs:\nplain    %s\nstreamed %s", i, plain[i], streamed[i])
+		}
+	}
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // Anthropic serves POST /v1/messages as Anthropic does, from Decide,
-// recording each body. With thinking enabled in the request, its answers
+// recording each body (streamed when the request says stream). With thinking enabled in the request, its answers
 // start with a signed thinking block, and a request whose last assistant
 // message made tool calls must carry that block back, signature intact, as
 // the real API requires.
@@ -18,6 +18,7 @@ func Anthropic(rec *Recorder) http.Handler {
 		rec.add(body)
 		var req struct {
 			Model    string          `json:"model"`
+			Stream   bool            `json:"stream"`
 			System   json.RawMessage `json:"system"`
 			Thinking struct {
 				Type string `json:"type"`
@@ -94,7 +95,7 @@ func Anthropic(rec *Recorder) http.Handler {
 			return
 		}
 		rep := Decide(msgs)
-		var content []any
+		var content []map[string]any
 		if thinking && rep.Thinking != "" {
 			content = append(content, map[string]any{"type": "thinking", "thinking": rep.Thinking, "signature": sign(rep.Thinking)})
 		}
@@ -106,9 +107,16 @@ func Anthropic(rec *Recorder) http.Handler {
 			content = append(content, map[string]any{"type": "tool_use", "id": "toolu_" + c.ID, "name": c.Name, "input": json.RawMessage(c.Args)})
 			stop = "tool_use"
 		}
-		writeJSON(w, map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model + "-fake",
+		output := tokens(rep.Text) + int64(len(rep.Calls))
+		msg := map[string]any{"id": "msg_fake", "type": "message", "role": "assistant", "model": req.Model + "-fake",
 			"content": content, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": tokens(string(body)), "output_tokens": tokens(rep.Text) + int64(len(rep.Calls))}})
+			"usage": map[string]any{"input_tokens": tokens(string(body)), "output_tokens": output}}
+		if req.Stream {
+			rec.streamed()
+			anthropicStream(w, msg, content, stop, output)
+			return
+		}
+		writeJSON(w, msg)
 	})
 	return mux
 }

@@ -121,8 +121,9 @@ func RunTool(name, args string) string {
 
 // Recorder keeps every request body a fake server received, in order.
 type Recorder struct {
-	mu     sync.Mutex
-	bodies [][]byte
+	mu      sync.Mutex
+	bodies  [][]byte
+	streams int
 }
 
 func (r *Recorder) add(b []byte) {

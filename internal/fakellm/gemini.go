@@ -13,18 +13,20 @@ import (
 const SkipSignature = "skip_thought_signature_validator"
 
 // Gemini serves POST /v1beta/models/{model}:generateContent as the Gemini
-// API does, from Decide, recording each body. With thoughts included, an
+// API does, from Decide, recording each body, and :streamGenerateContent as
+// a stream of chunks. With thoughts included, an
 // answer with calls starts with a thought part and carries a thought
 // signature on its first call, which a request must send back on that call
 // (Gemini 3 answers 400 without it).
 func Gemini(rec *Recorder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		model, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
-		if !ok || r.Method != http.MethodPost || !strings.HasSuffix(model, ":generateContent") {
+		stream := strings.HasSuffix(model, ":streamGenerateContent")
+		if !ok || r.Method != http.MethodPost || !strings.HasSuffix(model, ":generateContent") && !stream {
 			fail(w, 404, "no route %s %s", r.Method, r.URL.Path)
 			return
 		}
-		model = strings.TrimSuffix(model, ":generateContent")
+		model = strings.TrimSuffix(strings.TrimSuffix(model, ":generateContent"), ":streamGenerateContent")
 		body, _ := io.ReadAll(r.Body)
 		rec.add(body)
 		type part struct {
@@ -121,7 +123,7 @@ func Gemini(rec *Recorder) http.Handler {
 			return
 		}
 		rep := Decide(msgs)
-		var parts []any
+		var parts []map[string]any
 		if thoughts && rep.Thinking != "" {
 			parts = append(parts, map[string]any{"text": rep.Thinking, "thought": true})
 		}
@@ -136,8 +138,14 @@ func Gemini(rec *Recorder) http.Handler {
 			parts = append(parts, p)
 		}
 		in, out := tokens(string(body)), tokens(rep.Text)+int64(len(rep.Calls))
-		writeJSON(w, map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
-			"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
-			"modelVersion":  model + "-fake", "responseId": "resp-fake"})
+		tail := map[string]any{"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
+			"modelVersion": model + "-fake", "responseId": "resp-fake"}
+		if stream {
+			rec.streamed()
+			geminiStream(w, parts, tail)
+			return
+		}
+		tail["candidates"] = []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}}
+		writeJSON(w, tail)
 	})
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // OpenAI serves POST /chat/completions and POST /responses as OpenAI does,
-// from Decide, recording each body.
+// from Decide, recording each body; a Chat Completions request with stream
+// set is answered as a stream of chunks.
 func OpenAI(rec *Recorder) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /chat/completions", chatCompletions(rec))
@@ -22,7 +23,11 @@ func chatCompletions(rec *Recorder) http.HandlerFunc {
 		body, _ := io.ReadAll(r.Body)
 		rec.add(body)
 		var req struct {
-			Model    string `json:"model"`
+			Model         string `json:"model"`
+			Stream        bool   `json:"stream"`
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
 			Messages []struct {
 				Role       string          `json:"role"`
 				Content    json.RawMessage `json:"content"`
@@ -74,9 +79,18 @@ func chatCompletions(rec *Recorder) http.HandlerFunc {
 			msg["tool_calls"], finish = calls, "tool_calls"
 		}
 		in, out := tokens(string(body)), tokens(rep.Text)+int64(len(rep.Calls))
+		usage := map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}
+		if req.Stream {
+			rec.streamed()
+			if !req.StreamOptions.IncludeUsage {
+				usage = nil
+			}
+			chatStream(w, req.Model+"-fake", rep, finish, usage)
+			return
+		}
 		writeJSON(w, map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 1700000000, "model": req.Model + "-fake",
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
-			"usage":   map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}})
+			"usage":   usage})
 	}
 }
 

@@ -104,3 +104,13 @@ func TestLoopAfterPydanticAI(t *testing.T) {
 		anthropic.NewAssistantMessage(anthropic.NewTextBlock(agenttest.PyAnswer))}
 	agenttest.CheckAfter(t, rec, memory(client, plain, prefix...), ask(client, plain), nil)
 }
+
+// A streamed answer, accumulated (Message.Accumulate), is stored as the same
+// message as the unstreamed one: thinking and its signature, text, calls,
+// model and usage.
+func TestStream(t *testing.T) {
+	client, rec := fake(t)
+	p := params(nil, nil)
+	o := remanthropic.Options{System: agenttest.System}
+	agenttest.CheckStream(t, rec, remanthropic.Ask(&client, p, o), remanthropic.AskStream(&client, p, o, nil))
+}

@@ -68,3 +68,38 @@ func TestSkipSignatureOnlyForCallsGeminiDidNotMake(t *testing.T) {
 		}
 	}
 }
+
+// A signed thought and a signed text, each streamed in pieces (the
+// signature on the last piece, as Gemini streams it), are stored as the
+// unstreamed answer's parts are.
+func TestChunksAsTheAnswer(t *testing.T) {
+	decode := func(s string) *genai.GenerateContentResponse {
+		var r genai.GenerateContentResponse
+		if err := json.Unmarshal([]byte(s), &r); err != nil {
+			t.Fatal(err)
+		}
+		return &r
+	}
+	whole := decode(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Let me think.","thought":true,"thoughtSignature":"c2lnMQ=="},{"text":"It is 4.","thoughtSignature":"c2lnMg=="},{"functionCall":{"id":"c1","name":"f","args":{"a":1}}}]}}],"modelVersion":"g","usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"totalTokenCount":5}}`)
+	chunk := func(part string) *genai.GenerateContentResponse {
+		return decode(`{"candidates":[{"content":{"role":"model","parts":[` + part + `]}}],"modelVersion":"g","usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"totalTokenCount":5}}`)
+	}
+	chunks := []*genai.GenerateContentResponse{chunk(`{"text":"Let me ","thought":true}`), chunk(`{"text":"think.","thought":true,"thoughtSignature":"c2lnMQ=="}`),
+		chunk(`{"text":"It is "}`), chunk(`{"text":"4.","thoughtSignature":"c2lnMg=="}`), chunk(`{"functionCall":{"id":"c1","name":"f","args":{"a":1}}}`)}
+	want, err := remgenai.FromResponse(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := remgenai.FromChunks(chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := want.MarshalJSON()
+	g, _ := got.MarshalJSON()
+	if string(w) != string(g) {
+		t.Fatalf("streamed %s\nwhole    %s", g, w)
+	}
+	if _, err := remgenai.FromChunks(nil); err == nil {
+		t.Fatal("no chunk: no error")
+	}
+}

@@ -130,3 +130,12 @@ func TestLoopAfterPydanticAI(t *testing.T) {
 		genai.NewContentFromText(agenttest.PyAnswer, genai.RoleModel)}
 	agenttest.CheckAfter(t, rec, memory(client, config, prefix...), ask(client, config), tool)
 }
+
+// A streamed answer's chunks are stored as the same message as the
+// unstreamed answer: the thought, the text joined, the calls and their
+// signatures, model and usage.
+func TestStream(t *testing.T) {
+	client, rec := fake(t)
+	o := remgenai.Options{System: agenttest.System}
+	agenttest.CheckStream(t, rec, remgenai.Ask(client, "gemini-test", config(nil), o), remgenai.AskStream(client, "gemini-test", config(nil), o, nil))
+}

@@ -183,3 +183,12 @@ func TestResponsesLoopAfterPydanticAI(t *testing.T) {
 		responses.ResponseInputItemParamOfMessage(agenttest.PyAnswer, responses.EasyInputMessageRoleAssistant)}
 	agenttest.CheckAfter(t, rec, responsesMemory(client, prefix...), responsesAsk(client), nil)
 }
+
+// A streamed answer, accumulated, is stored as the same message as the
+// unstreamed one: text, calls, model and usage.
+func TestChatStream(t *testing.T) {
+	client, rec := fake(t)
+	params := openai.ChatCompletionNewParams{Model: "gpt-test", Tools: chatTools()}
+	o := remopenai.Options{System: agenttest.System}
+	agenttest.CheckStream(t, rec, remopenai.Ask(&client, params, o), remopenai.AskStream(&client, params, o, nil))
+}

@@ -1,0 +1,81 @@
+package remopenai
+
+import (
+	"context"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk"
+)
+
+// Ask is one Chat Completions call as an sdk.Asker: params as given (model,
+// tools, settings) with the history as its messages (Messages with o), the
+// answer as FromCompletion maps it. A turn is then
+//
+//	answer, err := sdk.RunTurn(ctx, store, "chat-1", prompt, remopenai.Ask(&client, params, opts), tool)
+func Ask(client *openai.Client, params openai.ChatCompletionNewParams, o Options) sdk.Asker {
+	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		msgs, err := Messages(history, o)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		p := params
+		p.Messages = msgs
+		resp, err := client.Chat.Completions.New(ctx, p)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return FromCompletion(resp)
+	}
+}
+
+// AskStream is Ask with the answer streamed: the chunks go to onChunk (nil:
+// nowhere) as they come, and the accumulated completion is stored as
+// FromCompletion maps it, the same message as Ask's. The usage is asked for
+// (stream_options.include_usage), as a completion carries it.
+func AskStream(client *openai.Client, params openai.ChatCompletionNewParams, o Options, onChunk func(openai.ChatCompletionChunk)) sdk.Asker {
+	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		msgs, err := Messages(history, o)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		p := params
+		p.Messages = msgs
+		p.StreamOptions.IncludeUsage = openai.Bool(true)
+		stream := client.Chat.Completions.NewStreaming(ctx, p)
+		defer stream.Close()
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			chunk := stream.Current()
+			acc.AddChunk(chunk)
+			if onChunk != nil {
+				onChunk(chunk)
+			}
+		}
+		if err := stream.Err(); err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return FromCompletion(&acc.ChatCompletion)
+	}
+}
+
+// AskResponses is one Responses API call as an sdk.Asker: params as given
+// with the history as its input items (InputItems with o), the answer as
+// FromResponse maps it.
+func AskResponses(client *openai.Client, params responses.ResponseNewParams, o Options) sdk.Asker {
+	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		input, err := InputItems(history, o)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		p := params
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
+		resp, err := client.Responses.New(ctx, p)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		return FromResponse(resp)
+	}
+}
