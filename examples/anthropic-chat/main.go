@@ -17,7 +17,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/remstore/remstore/examples/internal/storeflag"
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remanthropic"
 )
@@ -38,18 +37,8 @@ func main() {
 		Description: anthropic.String("The weather in a city"),
 		InputSchema: anthropic.ToolInputSchemaParam{Properties: storeflag.WeatherSchema["properties"], Required: []string{"city"}}}},
 		remanthropic.LookupTool()}
-	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		system, msgs, err := remanthropic.Messages(history, remanthropic.Options{System: *f.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := llm.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.Model(*model), MaxTokens: 4096,
-			Thinking: anthropic.ThinkingConfigParamOfEnabled(2048), System: system, Messages: msgs, Tools: tools})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remanthropic.FromMessage(resp)
-	}
+	ask := remanthropic.Ask(&llm, anthropic.MessageNewParams{Model: anthropic.Model(*model), MaxTokens: 4096,
+		Thinking: anthropic.ThinkingConfigParamOfEnabled(2048), Tools: tools}, remanthropic.Options{System: *f.System})
 	for _, prompt := range flag.Args() {
 		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, storeflag.WeatherTool)
 		if err != nil {

@@ -38,18 +38,8 @@ func main() {
 	}
 	decls := []*genai.FunctionDeclaration{{Name: "get_weather", Description: "The weather in a city",
 		ParametersJsonSchema: storeflag.WeatherSchema}, remgenai.LookupDeclaration()}
-	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		system, contents, err := remgenai.Contents(history, remgenai.Options{System: *f.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := llm.Models.GenerateContent(ctx, *model, contents, &genai.GenerateContentConfig{SystemInstruction: system,
-			ThinkingConfig: &genai.ThinkingConfig{IncludeThoughts: true}, Tools: []*genai.Tool{{FunctionDeclarations: decls}}})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remgenai.FromResponse(resp)
-	}
+	ask := remgenai.Ask(llm, *model, &genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{IncludeThoughts: true},
+		Tools: []*genai.Tool{{FunctionDeclarations: decls}}}, remgenai.Options{System: *f.System})
 	// A FunctionResponse is an object: the forecast is one already.
 	tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
 		return remgenai.ToolResult(c, map[string]any{"output": storeflag.Weather(c.Arguments)})

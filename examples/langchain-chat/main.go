@@ -15,7 +15,6 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/remstore/remstore/examples/internal/storeflag"
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remlangchain"
 )
@@ -35,17 +34,7 @@ func main() {
 	}
 	tools := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "get_weather",
 		Description: "The weather in a city", Parameters: storeflag.WeatherSchema}}, remlangchain.LookupTool()}
-	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := remlangchain.MessageContents(history, remlangchain.Options{System: *f.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools))
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remlangchain.FromChoice(resp.Choices[0])
-	}
+	ask := remlangchain.Ask(llm, remlangchain.Options{System: *f.System}, llms.WithTools(tools))
 	for _, prompt := range flag.Args() {
 		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, storeflag.WeatherTool)
 		if err != nil {

@@ -5,6 +5,7 @@
 //
 //	OPENAI_API_KEY=... go run ./examples/openai-chat -session trip-1 "Weather in Lisbon?"
 //	go run ./examples/openai-chat -serve http://127.0.0.1:8088 -api-key KEY -session trip-1 "And tomorrow?"
+//	go run ./examples/openai-chat -stream -session trip-1 "And the day after?"
 //
 // Without -serve it opens the library on -db (default: the embedded SQLite
 // file). The model is OpenAI's, or whatever OPENAI_BASE_URL names.
@@ -21,7 +22,6 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/remstore/remstore/examples/internal/storeflag"
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remopenai"
 )
@@ -29,6 +29,7 @@ import (
 func main() {
 	f := storeflag.Register()
 	model := flag.String("model", "gpt-4o-mini", "the model")
+	stream := flag.Bool("stream", false, "stream each answer as it comes")
 	flag.Parse()
 	ctx := context.Background()
 	st, err := f.Open(ctx)
@@ -44,21 +45,24 @@ func main() {
 			Description: openai.String("The weather in a city"), Parameters: storeflag.WeatherSchema}),
 		remopenai.LookupTool(),
 	}
-	ask := func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := remopenai.Messages(history, remopenai.Options{System: *f.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := llm.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: *model, Messages: msgs, Tools: tools})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remopenai.FromCompletion(resp)
+	params := openai.ChatCompletionNewParams{Model: *model, Tools: tools}
+	opts := remopenai.Options{System: *f.System}
+	ask := remopenai.Ask(&llm, params, opts)
+	if *stream { // the answer printed as it comes, stored as a whole
+		ask = remopenai.AskStream(&llm, params, opts, func(c openai.ChatCompletionChunk) {
+			if len(c.Choices) > 0 {
+				fmt.Print(c.Choices[0].Delta.Content)
+			}
+		})
 	}
 	for _, prompt := range flag.Args() {
 		answer, err := sdk.RunTurn(ctx, st, *f.Session, prompt, ask, storeflag.WeatherTool)
 		if err != nil {
 			storeflag.Fail("openai-chat", err)
+		}
+		if *stream {
+			fmt.Println()
+			continue
 		}
 		fmt.Println(answer.Content)
 	}

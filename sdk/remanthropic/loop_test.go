@@ -11,7 +11,6 @@ import (
 
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/internal/fakellm"
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remanthropic"
 )
@@ -74,17 +73,7 @@ func plain(system []anthropic.TextBlockParam, msgs []anthropic.MessageParam) ant
 }
 
 func ask(client anthropic.Client, params func([]anthropic.TextBlockParam, []anthropic.MessageParam) anthropic.MessageNewParams) sdk.Asker {
-	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
-		system, msgs, err := remanthropic.Messages(h, remanthropic.Options{System: agenttest.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := client.Messages.New(ctx, params(system, msgs))
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remanthropic.FromMessage(resp)
-	}
+	return remanthropic.Ask(&client, params(nil, nil), remanthropic.Options{System: agenttest.System})
 }
 
 func TestLoop(t *testing.T) {

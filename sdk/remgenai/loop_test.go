@@ -79,17 +79,7 @@ func memory(client *genai.Client, config func(*genai.Content) *genai.GenerateCon
 }
 
 func ask(client *genai.Client, config func(*genai.Content) *genai.GenerateContentConfig) sdk.Asker {
-	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
-		system, contents, err := remgenai.Contents(h, remgenai.Options{System: agenttest.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := client.Models.GenerateContent(ctx, "gemini-test", contents, config(system))
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remgenai.FromResponse(resp)
-	}
+	return remgenai.Ask(client, "gemini-test", config(nil), remgenai.Options{System: agenttest.System})
 }
 
 // tool answers as the memory loop does: {"output": text}.

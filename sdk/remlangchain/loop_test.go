@@ -70,17 +70,7 @@ func memory(llm llms.Model, prefix ...llms.MessageContent) agenttest.Memory {
 }
 
 func ask(llm llms.Model) sdk.Asker {
-	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := remlangchain.MessageContents(h, remlangchain.Options{System: agenttest.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := llm.GenerateContent(ctx, msgs, llms.WithTools(tools()))
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remlangchain.FromChoice(resp.Choices[0])
-	}
+	return remlangchain.Ask(llm, remlangchain.Options{System: agenttest.System}, llms.WithTools(tools()))
 }
 
 func TestLoop(t *testing.T) {

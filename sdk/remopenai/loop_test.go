@@ -12,7 +12,6 @@ import (
 
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/internal/fakellm"
-	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remopenai"
 )
@@ -61,17 +60,7 @@ func chatMemory(client openai.Client, prefix ...openai.ChatCompletionMessagePara
 
 // chatAsk is the same model call with the history in remstore.
 func chatAsk(client openai.Client) sdk.Asker {
-	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := remopenai.Messages(h, remopenai.Options{System: agenttest.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-test", Tools: chatTools(), Messages: msgs})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remopenai.FromCompletion(resp)
-	}
+	return remopenai.Ask(&client, openai.ChatCompletionNewParams{Model: "gpt-test", Tools: chatTools()}, remopenai.Options{System: agenttest.System})
 }
 
 func TestChatLoop(t *testing.T) {
@@ -151,18 +140,7 @@ func responsesMemory(client openai.Client, prefix ...responses.ResponseInputItem
 }
 
 func responsesAsk(client openai.Client) sdk.Asker {
-	return func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
-		input, err := remopenai.InputItems(h, remopenai.Options{System: agenttest.System})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		resp, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-test", Tools: responsesTools(),
-			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}})
-		if err != nil {
-			return models.HistoryMessage{}, err
-		}
-		return remopenai.FromResponse(resp)
-	}
+	return remopenai.AskResponses(&client, responses.ResponseNewParams{Model: "gpt-test", Tools: responsesTools()}, remopenai.Options{System: agenttest.System})
 }
 
 func TestResponsesLoop(t *testing.T) {
