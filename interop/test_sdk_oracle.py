@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 
+import importlib.metadata
+
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -18,6 +20,7 @@ from conftest import HISTORIES, SYSTEM_PROMPT, run, unique
 from jsonserver import JSONServer
 
 NEXT = "next question"
+PYDANTIC_AI_2 = importlib.metadata.version("pydantic-ai-slim").startswith("2.")
 
 ANSWERS = {
     "openai": {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
@@ -62,27 +65,52 @@ def sdkreq(provider, history):
 
 # --- the neutral form both requests are read into --------------------------
 
-def _value(s):
-    """A tool result's text as the model reads it, JSON where it is JSON.
-    The Go adapters send a stored tool result's text as it is; remstore's
-    pydantic-ai history holds it parsed (SPEC §5), which pydantic-ai sends
-    back differently in three cases, each read here as the same thing:
-    text that is not JSON becomes {"raw": text}; empty text becomes {}; a
-    JSON string is sent as the string it holds."""
-    if s is None or s == "":
-        return {}
-    if isinstance(s, (dict, list)):
-        v = s
+def _loads(s):
+    """s as JSON, or the marker NOT_JSON."""
+    try:
+        return json.loads(s)
+    except (TypeError, ValueError):
+        return NOT_JSON
+
+
+NOT_JSON = object()
+
+
+def check_result(provider, go, py, stored):
+    """A tool result's words, the Go adapter's (go) beside pydantic-ai's (py),
+    for the stored text: the same, but where docs/interop.md says why not.
+    Go's rule is sdk.ResultText / sdk.ResultObject; pydantic-ai reads the
+    stored text as SPEC §5 says (parsed; not JSON: {"raw": text}; empty: {})."""
+    stored = stored or ""
+    v = _loads(stored) if stored else NOT_JSON
+    v2 = PYDANTIC_AI_2
+    if provider == "google":
+        # An object as it is, any other value v as {"return_value": v}, text
+        # that is not JSON as {"raw": text}, empty as {}: word for word.
+        if v is None and v2:
+            assert py == {} and go == {"return_value": None}, (go, py)  # 2.x sends null as {}
+            return
+        assert _floats(go) == _floats(py), (stored, go, py)
+        return
+    if isinstance(py, list):  # Anthropic under 2.x: a list result, one text block per item
+        assert isinstance(v, list) and py == [x if isinstance(x, str) else json.dumps(x, separators=(",", ":"), ensure_ascii=False)
+                                              for x in v], (stored, py)
+        assert go == stored, (stored, go)
+        return
+    if isinstance(v, str):
+        # A JSON string (a pydantic-ai tool that returned text): the text it holds, exactly.
+        assert go == py == v, (stored, go, py)
+    elif v is NOT_JSON:
+        # Text that is not JSON, or none: the Go agent's words as stored;
+        # pydantic-ai reads {"raw": text}, or {} for none.
+        assert go == stored, (stored, go)
+        assert _loads(py) == ({"raw": stored} if stored else {}), (stored, py)
+    elif v is None and v2 and provider == "openai":
+        assert go == "null" and py == "", (go, py)  # 2.x sends None as ""
     else:
-        try:
-            v = json.loads(s)
-        except (TypeError, ValueError):
-            return s
-    if isinstance(v, dict) and set(v) == {"raw"} and isinstance(v["raw"], str):
-        return _value(v["raw"])
-    if isinstance(v, str) and v != s:
-        return _value(v)
-    return {} if v is None else v
+        # Other JSON: the same value; pydantic-ai re-writes it compact, its
+        # own number forms, where the Go adapter sends the stored text.
+        assert go == stored and _loads(py) == v, (stored, go, py)
 
 
 def _floats(v):
@@ -127,7 +155,7 @@ def neutral_openai(body):
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content)
         if role == "tool":
-            parts.append(("result", m["tool_call_id"], _value(content)))
+            parts.append(("result", m["tool_call_id"], content))
             role = "user"
         elif content:
             parts.append(("text", content))
@@ -156,11 +184,11 @@ def neutral_anthropic(body):
                 c = b.get("content")
                 if isinstance(c, list) and len(c) > 1:
                     # pydantic-ai 2.x sends a list result as one block per item
-                    c = [_value(x.get("text", "")) for x in c]
+                    c = [x.get("text", "") for x in c]
                 elif isinstance(c, list):
                     c = "".join(x.get("text", "") for x in c)
                 # is_error false is the Go SDK's explicit default; pydantic-ai leaves it out.
-                parts.append(("result", b["tool_use_id"], _value(c)))
+                parts.append(("result", b["tool_use_id"], c))
             else:
                 parts.append((b["type"],))
         msgs.append(({"user": "user", "assistant": "assistant"}[m["role"]], parts))
@@ -179,13 +207,7 @@ def neutral_google(body):
                 parts.append(("call", fc["name"], _floats(fc.get("args") or {})))
             elif "functionResponse" in p or "function_response" in p:
                 fr = p.get("functionResponse") or p.get("function_response")
-                resp = fr.get("response") or {}
-                # A function response is an object: pydantic-ai wraps any other
-                # value as {"return_value": value}, the Go adapter as
-                # {"output": text}.
-                if set(resp) in ({"return_value"}, {"output"}):
-                    resp = next(iter(resp.values()))
-                parts.append(("result", fr["name"], _floats(_value(resp))))
+                parts.append(("result", fr["name"], fr.get("response") or {}))
             elif p.get("text"):
                 parts.append(("text", p["text"]))
         msgs.append(({"user": "user", "model": "assistant"}[c["role"]], parts))
@@ -224,6 +246,7 @@ def oracle_db(tmp_path_factory):
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 def test_go_request_matches_pydantic_ai(provider, path):
+    """The same request, and each tool result in the same words (check_result)."""
     dicts, pai = stored(path)
     history = ModelMessagesTypeAdapter.validate_json(pai)
     cap = capture(provider)
@@ -234,4 +257,21 @@ def test_go_request_matches_pydantic_ai(provider, path):
     assert len(cap.requests) == 1
     want = NEUTRAL[provider](cap.bodies()[0])
     got = NEUTRAL[provider](sdkreq(provider, dicts + [{"role": "user", "content": NEXT}]))
+    results = [m.get("content") for m in dicts if m.get("role") in ("tool", "function")]
+    go_results, py_results = _results(got), _results(want)
+    assert len(go_results) == len(py_results) == len(results), (go_results, py_results, results)
+    for g, p, r in zip(go_results, py_results, results):
+        check_result(provider, g[2], p[2], r)
+        g[2] = p[2] = "checked"
     assert got == want, f"Go {provider} request:\n{got}\npydantic-ai's:\n{want}"
+
+
+def _results(neutral):
+    """The result parts of a neutral request, in order, as lists to mark checked."""
+    out = []
+    for _, parts in neutral[1]:
+        for k, p in enumerate(parts):
+            if p[0] == "result":
+                parts[k] = list(p)
+                out.append(parts[k])
+    return out

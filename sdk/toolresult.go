@@ -41,11 +41,11 @@ func ResultText(content string) string {
 // empty content as {}, text that is not JSON as {"raw": text}, and any
 // other JSON value v as {"return_value": v}, as pydantic-ai sends them.
 func ResultObject(content string) map[string]any {
-	t := bytes.TrimSpace([]byte(content))
-	if len(t) == 0 {
+	if content == "" {
 		return map[string]any{}
 	}
-	if !json.Valid(t) {
+	t := []byte(content)
+	if !json.Valid(t) { // white space only, too
 		return map[string]any{"raw": content}
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))

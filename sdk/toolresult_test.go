@@ -28,6 +28,7 @@ var pydanticAISends = []struct{ stored, text, object string }{
 	{`null`, `null`, `{"return_value":null}`},
 	{`{}`, `{}`, `{}`},
 	{``, ``, `{}`},
+	{`   `, `   `, `{"raw":"   "}`},
 	{`plain text`, `plain text`, `{"raw":"plain text"}`},
 	{`{"city":"Lisbon","celsius":21,"n":12345678901234567890}`, `{"city":"Lisbon","celsius":21,"n":12345678901234567890}`, `{"city":"Lisbon","celsius":21,"n":12345678901234567890}`},
 }
