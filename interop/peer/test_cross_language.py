@@ -1,8 +1,11 @@
 """One session, two languages (issue 39): a pydantic-ai agent (Python,
 through the Python client) runs three turns with tool calls; a Go agent on
 openai-go (examples/openai-chat, through the Go client) loads the same
-session and runs two more; pydantic-ai runs a sixth. Each side's model sees
-the whole conversation, calls paired with their results, in its own format;
+session and runs two more; pydantic-ai runs a sixth. Both call the same
+scripted Chat Completions server. Each side's model sees the whole
+conversation, calls paired with their results, each tool result in the same
+words whichever side sends it (pydantic-ai's tool returns text holding JSON,
+which remstore keeps as a JSON string);
 a long answer of each side is cut on load and its key resolves from both
 sides; the peer's own code loads the session (check: its load equals
 remstore's, key for key, and its lookup returns the cut text)."""
@@ -38,8 +41,8 @@ def reply(prompt: str, n: int):
     return f"Answer {n}.", None
 
 
-def fake_openai():
-    """Chat Completions for the Go agent, from reply(), recording each request."""
+def fake_openai(prefix):
+    """Chat Completions from reply(), recording each request; call ids start with prefix."""
     def answer(path, body):
         last, n = body["messages"][-1], len(server.requests)
         if last["role"] == "tool":
@@ -48,7 +51,7 @@ def fake_openai():
             text, call = reply(last["content"], n)
             msg = {"role": "assistant", "content": text}
             if call:
-                msg["tool_calls"] = [{"id": f"go_call_{n}", "type": "function",
+                msg["tool_calls"] = [{"id": f"{prefix}_{n}", "type": "function",
                                       "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
         return {"id": f"c{n}", "object": "chat.completion", "created": 0, "model": body["model"],
                 "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop"}],
@@ -82,10 +85,15 @@ def test_one_session_two_languages(database):
     db, url = database
     from remstore.pydantic_ai import run_turn_sync  # the client, installed in this venv by scripts/interop.sh
 
-    seen = []
+    seen, py_sent = [], []
 
     def model(messages, info: AgentInfo) -> ModelResponse:
         seen.append(list(messages))
+        # The tool messages pydantic-ai's OpenAIChatModel sends for these
+        # messages: one per return, its content part.model_response_str()
+        # (pydantic_ai/models/openai.py).
+        py_sent.append([{"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()}
+                        for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)])
         last = messages[-1].parts[-1]
         if isinstance(last, ToolReturnPart):
             return ModelResponse(parts=[TextPart(content="It is 21 degrees.")])
@@ -97,12 +105,12 @@ def test_one_session_two_languages(database):
     agent = Agent(FunctionModel(model), system_prompt="You are a travel agent.")
 
     @agent.tool_plain
-    def get_weather(city: str) -> dict:
-        return {"city": city, "celsius": 21}
+    def get_weather(city: str) -> str:
+        return json.dumps({"city": city, "celsius": 21})  # text holding JSON: stored as a JSON string
 
     session = f"trip-{os.getpid()}-{db}"
     srv = Server(url)
-    fake = fake_openai()
+    fake = fake_openai("go_call")
     try:
         with srv.client("alice") as client:
             for prompt in PROMPTS[:3]:
@@ -116,6 +124,20 @@ def test_one_session_two_languages(database):
         srv.stop()
         fake.close()
 
+    # Every request of either side sends each tool result in the same words:
+    # pydantic-ai's text as it returned it, the Go tool's as it returned it.
+    words = {}
+    requests = [("go", body["messages"]) for body in fake.bodies()] + [("python", msgs) for msgs in py_sent]
+    for side, msgs in requests:
+        for m in msgs:
+            if m["role"] == "tool":
+                words.setdefault(m["tool_call_id"], {}).setdefault(m["content"], set()).add(side)
+    assert {i for i in words if i.startswith("py_call_")} and {i for i in words if i.startswith("go_call_")}, words
+    for call_id, texts in words.items():
+        assert len(texts) == 1, f"{call_id} reached the models in {len(texts)} forms: {texts}"
+        assert set().union(*texts.values()) == {"go", "python"}, f"{call_id} was sent by one side only: {texts}"
+    assert {t for i, ts in words.items() if i.startswith("py_call_") for t in ts} == {'{"city": "Lisbon", "celsius": 21}'}
+
     # The Go side's model saw the three pydantic-ai turns in OpenAI's form.
     first = fake.bodies()[0]["messages"]
     assert first[0] == {"role": "system", "content": "You are a travel agent. Use get_weather for weather."}
@@ -124,7 +146,7 @@ def test_one_session_two_languages(database):
         for k, c in enumerate(m.get("tool_calls") or []):
             res = first[i + 1 + k]
             assert res["role"] == "tool" and res["tool_call_id"] == c["id"]
-            assert json.loads(res["content"]) == {"city": "Lisbon", "celsius": 21}
+            assert res["content"] == '{"city": "Lisbon", "celsius": 21}'  # the text pydantic-ai's tool returned
             assert c["id"].startswith("py_call_") and json.loads(c["function"]["arguments"]) == {"city": "Lisbon"}
     assert any("REM LOOKUP" in (m.get("content") or "") for m in first if m["role"] == "assistant"), "pydantic-ai's long answer, cut"
 
