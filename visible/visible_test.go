@@ -46,6 +46,15 @@ func TestViewShowsWhatIsSent(t *testing.T) {
 	if rs := v.ReasoningFor(visible.Google); len(rs) != 1 {
 		t.Errorf("ReasoningFor: %+v", rs)
 	}
+	// A call Gemini made unsigned: marked, nothing to send; a text's item
+	// without a signature is still withheld.
+	v = visible.Of(row(t, `{"role":"assistant","content":"","reasoning":[{"provider":"google","item":{"on":"call"}},{"provider":"google","item":{"on":"call","call":1,"signature":null}}]}`))
+	if len(v.Withheld) != 0 || len(v.Reasoning) != 2 || v.Reasoning[0].Kind != "unsigned" || v.Reasoning[0].Seal != "" || v.Reasoning[1].Call != 1 {
+		t.Errorf("calls Gemini made unsigned: %+v", v)
+	}
+	if v = visible.Of(row(t, `{"role":"assistant","content":"4.","reasoning":[{"provider":"google","item":{"on":"text"}}]}`)); !v.Withholds(visible.ReasoningKey) {
+		t.Errorf("a text's item without a signature: %+v", v)
+	}
 }
 
 // A source or item the view withholds any of is not sent at all: nothing
