@@ -29,28 +29,13 @@ func Gemini(rec *Recorder) http.Handler {
 		model = strings.TrimSuffix(strings.TrimSuffix(model, ":generateContent"), ":streamGenerateContent")
 		body, _ := io.ReadAll(r.Body)
 		rec.add(body)
-		type part struct {
-			Text             string `json:"text"`
-			Thought          bool   `json:"thought"`
-			ThoughtSignature string `json:"thoughtSignature"`
-			FunctionCall     *struct {
-				ID   string          `json:"id"`
-				Name string          `json:"name"`
-				Args json.RawMessage `json:"args"`
-			} `json:"functionCall"`
-			FunctionResponse *struct {
-				ID       string          `json:"id"`
-				Name     string          `json:"name"`
-				Response json.RawMessage `json:"response"`
-			} `json:"functionResponse"`
-		}
 		var req struct {
 			Contents []struct {
-				Role  string `json:"role"`
-				Parts []part `json:"parts"`
+				Role  string       `json:"role"`
+				Parts []geminiPart `json:"parts"`
 			} `json:"contents"`
 			SystemInstruction *struct {
-				Parts []part `json:"parts"`
+				Parts []geminiPart `json:"parts"`
 			} `json:"systemInstruction"`
 			GenerationConfig struct {
 				ThinkingConfig struct {
@@ -94,19 +79,7 @@ func Gemini(rec *Recorder) http.Handler {
 					}
 					nm.Calls = append(nm.Calls, Call{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: string(p.FunctionCall.Args)})
 				case p.FunctionResponse != nil:
-					content := string(p.FunctionResponse.Response)
-					// A text result wrapped in an object of one key: "output"
-					// as Google's docs write it, "raw" and "return_value" as
-					// pydantic-ai does.
-					var out map[string]json.RawMessage
-					if json.Unmarshal(p.FunctionResponse.Response, &out) == nil && len(out) == 1 {
-						for _, k := range []string{"output", "raw", "return_value"} {
-							var s string
-							if v, ok := out[k]; ok && json.Unmarshal(v, &s) == nil {
-								content = s
-							}
-						}
-					}
+					content := responseText(p.FunctionResponse.Response)
 					nm.Results = append(nm.Results, Result{ID: p.FunctionResponse.ID, Name: p.FunctionResponse.Name, Content: content})
 				default:
 					nm.Text += p.Text
@@ -148,4 +121,37 @@ func Gemini(rec *Recorder) http.Handler {
 		tail["candidates"] = []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}}
 		writeJSON(w, tail)
 	})
+}
+
+// geminiPart is a part of a request's content.
+type geminiPart struct {
+	Text             string `json:"text"`
+	Thought          bool   `json:"thought"`
+	ThoughtSignature string `json:"thoughtSignature"`
+	FunctionCall     *struct {
+		ID   string          `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
+}
+
+// responseText is a function response as the model reads it: a text result
+// wrapped in an object of one key ("output" as Google's docs write it, "raw"
+// and "return_value" as pydantic-ai does) is its text; any other, its JSON.
+func responseText(raw json.RawMessage) string {
+	var out map[string]json.RawMessage
+	if json.Unmarshal(raw, &out) == nil && len(out) == 1 {
+		for _, k := range []string{"output", "raw", "return_value"} {
+			var s string
+			if v, ok := out[k]; ok && json.Unmarshal(v, &s) == nil {
+				return s
+			}
+		}
+	}
+	return string(raw)
 }
