@@ -4,6 +4,7 @@
 package agenttest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -118,7 +119,7 @@ type Memory func(ctx context.Context) error
 // Check runs memory once, and the same conversation with the history in
 // remstore on every backend (each prompt an sdk.RunTurn of ask; tool nil
 // runs fakellm's tools as plain text results), twice: with nothing cut,
-// every request body must equal the memory run's as JSON; with the long
+// every request body must equal the memory run's byte for byte; with the long
 // answer cut, the first request after the cut must be the memory run's with
 // that answer replaced by SPEC §4's hint, hand-built here, and the agent
 // must recover the cut text through rem_lookup.
@@ -156,7 +157,7 @@ func Check(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Asker, to
 				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
 			}
 			for i := range mem {
-				if !jsonEqual(mem[i], got[i]) {
+				if !bytes.Equal(mem[i], got[i]) {
 					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
 				}
 			}
@@ -297,7 +298,7 @@ const (
 
 // CheckAfter is Check's uncut run on a session that starts with
 // PydanticAITurn, stored as pydantic-ai stores it: every request body must
-// equal the memory run's, whose history starts with that turn in the SDK's
+// equal the memory run's byte for byte, whose history starts with that turn in the SDK's
 // own form.
 func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Asker, tool sdk.Tooler) {
 	ctx := context.Background()
@@ -331,7 +332,7 @@ func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Aske
 				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
 			}
 			for i := range mem {
-				if !jsonEqual(mem[i], got[i]) {
+				if !bytes.Equal(mem[i], got[i]) {
 					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
 				}
 			}
