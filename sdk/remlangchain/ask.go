@@ -15,6 +15,10 @@ import (
 // it. A turn is then
 //
 //	answer, err := sdk.RunTurn(ctx, store, "chat-1", prompt, remlangchain.Ask(llm, opts, llms.WithTools(tools)), tool)
+//
+// With llms.WithStreamingFunc among the options the answer is streamed to
+// that function, and the choice langchaingo puts together is stored: the
+// same message as without streaming.
 func Ask(llm llms.Model, o Options, options ...llms.CallOption) sdk.Asker {
 	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
 		msgs, err := MessageContents(history, o)

@@ -139,3 +139,17 @@ func TestHistory(t *testing.T) {
 		})
 	}
 }
+
+// With llms.WithStreamingFunc the answer is streamed; the choice
+// langchaingo puts together is stored as the same message as the answer not
+// streamed.
+func TestStream(t *testing.T) {
+	llm, rec := fake(t)
+	var pieces int
+	stream := remlangchain.Ask(llm, remlangchain.Options{System: agenttest.System}, llms.WithTools(tools()),
+		llms.WithStreamingFunc(func(context.Context, []byte) error { pieces++; return nil }))
+	agenttest.CheckStream(t, rec, ask(llm), stream)
+	if pieces == 0 {
+		t.Fatal("nothing was streamed")
+	}
+}
