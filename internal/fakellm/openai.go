@@ -101,6 +101,7 @@ func responses(rec *Recorder) http.HandlerFunc {
 		rec.add(body)
 		var req struct {
 			Model        string            `json:"model"`
+			Stream       bool              `json:"stream"`
 			Instructions string            `json:"instructions"`
 			Input        []json.RawMessage `json:"input"`
 		}
@@ -173,10 +174,16 @@ func responses(rec *Recorder) http.HandlerFunc {
 			output = append(output, map[string]any{"type": "function_call", "id": "fc_" + c.ID, "call_id": c.ID, "name": c.Name, "arguments": c.Args, "status": "completed"})
 		}
 		in, out := tokens(string(body)), tokens(rep.Text)+int64(len(rep.Calls))
-		writeJSON(w, map[string]any{"id": "resp_fake", "object": "response", "created_at": 1700000000, "model": req.Model + "-fake", "status": "completed",
+		resp := map[string]any{"id": "resp_fake", "object": "response", "created_at": 1700000000, "model": req.Model + "-fake", "status": "completed",
 			"output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 			"usage": map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out,
-				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}})
+				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
+		if req.Stream {
+			rec.streamed()
+			responsesStream(w, resp, rep)
+			return
+		}
+		writeJSON(w, resp)
 	}
 }
 

@@ -179,3 +179,34 @@ func geminiStream(w http.ResponseWriter, parts []map[string]any, tail map[string
 		chunk([]any{}, true)
 	}
 }
+
+// responsesStream streams a Responses reply as OpenAI does, in short:
+// response.created (in progress, no output), the text's deltas, each
+// function call's argument deltas, then response.completed with the whole
+// response, which a client stores.
+func responsesStream(w http.ResponseWriter, resp map[string]any, rep Reply) {
+	s := newSSE(w)
+	seq := 0
+	send := func(typ string, ev map[string]any) {
+		ev["type"], ev["sequence_number"] = typ, seq
+		seq++
+		s.send(typ, ev)
+	}
+	created := map[string]any{}
+	for k, v := range resp {
+		created[k] = v
+	}
+	created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+	send("response.created", map[string]any{"response": created})
+	for _, p := range pieces(rep.Text) {
+		if p != "" {
+			send("response.output_text.delta", map[string]any{"item_id": "msg_" + idOf(rep), "output_index": 0, "content_index": 0, "delta": p, "logprobs": []any{}})
+		}
+	}
+	for k, c := range rep.Calls {
+		for _, p := range pieces(c.Args) {
+			send("response.function_call_arguments.delta", map[string]any{"item_id": "fc_" + c.ID, "output_index": k, "delta": p})
+		}
+	}
+	send("response.completed", map[string]any{"response": resp})
+}

@@ -79,3 +79,41 @@ func AskResponses(client *openai.Client, params responses.ResponseNewParams, o O
 		return FromResponse(resp)
 	}
 }
+
+// AskResponsesStream is AskResponses with the answer streamed: each event
+// goes to onEvent (nil: nowhere) as it comes, and the response the
+// response.completed event carries whole is stored as FromResponse maps it,
+// the same message as AskResponses'. A stream that ends without it (failed,
+// incomplete, cut) is an error and nothing is stored.
+func AskResponsesStream(client *openai.Client, params responses.ResponseNewParams, o Options, onEvent func(responses.ResponseStreamEventUnion)) sdk.Asker {
+	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
+		input, err := InputItems(history, o)
+		if err != nil {
+			return models.HistoryMessage{}, err
+		}
+		p := params
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
+		stream := client.Responses.NewStreaming(ctx, p)
+		defer stream.Close()
+		var done *responses.Response
+		last := ""
+		for stream.Next() {
+			ev := stream.Current()
+			if ev.Type == "response.completed" {
+				r := ev.Response
+				done = &r
+			}
+			last = ev.Type
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}
+		if err := stream.Err(); err != nil {
+			return models.HistoryMessage{}, err
+		}
+		if done == nil {
+			return models.HistoryMessage{}, sdk.Errorf(-1, "output", "the stream ended without response.completed (last event %q)", last)
+		}
+		return FromResponse(done)
+	}
+}

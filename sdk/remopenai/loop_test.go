@@ -2,7 +2,9 @@ package remopenai_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/remstore/remstore/internal/agenttest"
 	"github.com/remstore/remstore/internal/fakellm"
+	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sdk"
 	"github.com/remstore/remstore/sdk/remopenai"
 )
@@ -169,4 +172,28 @@ func TestChatStream(t *testing.T) {
 	params := openai.ChatCompletionNewParams{Model: "gpt-test", Tools: chatTools()}
 	o := remopenai.Options{System: agenttest.System}
 	agenttest.CheckStream(t, rec, remopenai.Ask(&client, params, o), remopenai.AskStream(&client, params, o, nil))
+}
+
+// A streamed Responses answer is stored from response.completed as the same
+// message as the unstreamed one: reasoning items, text, calls, usage.
+func TestResponsesStream(t *testing.T) {
+	client, rec := fake(t)
+	params := responses.ResponseNewParams{Model: "gpt-test", Tools: responsesTools()}
+	o := remopenai.Options{System: agenttest.System}
+	agenttest.CheckStream(t, rec, remopenai.AskResponses(&client, params, o), remopenai.AskResponsesStream(&client, params, o, nil))
+}
+
+// A stream that stops before response.completed stores nothing: the
+// answer is an error.
+func TestResponsesStreamCut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"r\",\"status\":\"in_progress\",\"output\":[]}}\n\n"))
+	}))
+	t.Cleanup(srv.Close)
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	ask := remopenai.AskResponsesStream(&client, responses.ResponseNewParams{Model: "m"}, remopenai.Options{}, nil)
+	if _, err := ask(context.Background(), []models.HistoryMessage{{Role: "user", Content: "hi"}}); err == nil || !strings.Contains(err.Error(), "response.completed") {
+		t.Fatalf("a cut stream: %v", err)
+	}
 }
