@@ -319,7 +319,7 @@ func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Aske
 	for _, b := range Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			st := b.New(t, Large)
-			if err := st.Append(ctx, Session, in.Messages); err != nil {
+			if _, err := st.Append(ctx, Session, in.Messages); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range fakellm.Prompts {
@@ -365,7 +365,7 @@ func CheckStream(t *testing.T, rec *fakellm.Recorder, ask, stream sdk.Asker) {
 			return sdk.ToolResult(c, fakellm.RunTool(c.Name, c.Arguments)), nil
 		}
 		for _, p := range fakellm.Prompts {
-			if _, err := sdk.RunTurn(ctx, sdk.Library(st), Session, p, keep, tool); err != nil {
+			if _, err := sdk.RunTurn(ctx, remstore.Library(st), Session, p, keep, tool); err != nil {
 				t.Fatalf("turn %q: %v", p, err)
 			}
 		}
