@@ -3,8 +3,10 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,6 +173,64 @@ func TestRunTurnRecordsWhenTheCallBegan(t *testing.T) {
 			if err != nil || !strings.HasSuffix(ts, "+00:00") || at.Before(before.Truncate(time.Microsecond)) || at.After(asked) {
 				t.Errorf("timestamp %q; want the call's start in UTC, from %s to %s (the answer came at %s)", ts,
 					before.UTC().Format(time.RFC3339Nano), asked.UTC().Format(time.RFC3339Nano), answered.UTC().Format(time.RFC3339Nano))
+			}
+		})
+	}
+}
+
+// Racing turns, eight rounds of two on one session, on every backend:
+// both load before either appends (the asks meet at a barrier), so one
+// wins each round and the other stores nothing and says ErrMoved; the
+// session ends holding each winner's prompt and answer, in order, and no
+// loser's message.
+func TestRacingTurnsLoserStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range agenttest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, agenttest.Large)
+			var want []string
+			for round := range 8 {
+				var barrier sync.WaitGroup
+				barrier.Add(2)
+				errs := make([]error, 2)
+				var wg sync.WaitGroup
+				for i := range 2 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						ask := func(context.Context, []models.HistoryMessage) (models.HistoryMessage, error) {
+							barrier.Done()
+							barrier.Wait()
+							return models.HistoryMessage{Role: models.RoleAssistant, Content: fmt.Sprintf("answer %d.%d", round, i)}, nil
+						}
+						_, errs[i] = sdk.RunTurn(ctx, st, "race8", fmt.Sprintf("prompt %d.%d", round, i), ask, nil)
+					}()
+				}
+				wg.Wait()
+				winner := -1
+				for i, err := range errs {
+					switch {
+					case err == nil && winner == -1:
+						winner = i
+					case !errors.Is(err, sdk.ErrMoved):
+						t.Fatalf("round %d: turn %d: %v (the other: %v)", round, i, err, errs[1-i])
+					}
+				}
+				if winner == -1 {
+					t.Fatalf("round %d: no turn stored: %v", round, errs)
+				}
+				want = append(want, fmt.Sprintf("prompt %d.%d", round, winner), fmt.Sprintf("answer %d.%d", round, winner))
+			}
+			h, err := st.Load(ctx, "race8")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range h.Messages {
+				got = append(got, m.Content)
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("history\n%q\nwant\n%q", got, want)
 			}
 		})
 	}

@@ -11,12 +11,8 @@ import (
 	"os"
 
 	"github.com/remstore/remstore"
-	"github.com/remstore/remstore/client"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/repository"
-	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sdk"
-	"github.com/remstore/remstore/sessionstore"
 	"github.com/remstore/remstore/settings"
 )
 
@@ -39,25 +35,11 @@ func Register() Flags {
 
 // Open returns the store the flags name.
 func (f Flags) Open(ctx context.Context) (sdk.Store, error) {
+	dsn := *f.DB
 	if *f.Serve != "" {
-		c, err := client.New(*f.Serve, client.Options{APIKey: *f.APIKey, UserID: *f.User})
-		if err != nil {
-			return nil, err
-		}
-		return c.Agent(), nil
+		dsn = *f.Serve
 	}
-	db, err := repository.Open(ctx, *f.DB)
-	if err != nil {
-		return nil, err
-	}
-	if err := migrations.Up(ctx, db); err != nil {
-		return nil, err
-	}
-	s, err := sessionstore.New(db, sessionstore.Options{UserID: *f.User})
-	if err != nil {
-		return nil, err
-	}
-	return remstore.Library(s), nil
+	return remstore.Open(ctx, dsn, remstore.Options{User: *f.User, APIKey: *f.APIKey, Migrate: true})
 }
 
 // WeatherSchema is the JSON Schema of the examples' get_weather tool.
