@@ -83,6 +83,12 @@ type rowsArgs struct {
 	// index range from it, whatever the rows before it (a compacted load
 	// of a session only remstore wrote: its summary, its first kept row).
 	from uuid.UUID
+	// fromSummary has a load from the start (windowAll, unplanned, not
+	// ignoring compaction) of a compacted session only remstore wrote read
+	// from the row its last summary leaves shown first, the summary's id in
+	// every row (storedRow.Summary): one statement, whatever the rows the
+	// summary covers.
+	fromSummary bool
 }
 
 // The windows a rows query reads (rowsTexts' index): every row, from the
@@ -109,6 +115,7 @@ type rowsParams struct {
 	Nth              int       `sql:"nth,optional"`        // lastN-1, in windowLast's text
 	SinceNext        time.Time `sql:"since_next,optional"` // the first instant after since, in windowSince's text
 	From             uuid.UUID `sql:"from,optional"`       // rowsArgs.from, in windowFrom's text
+	Prefix           string    `sql:"prefix,optional"`     // the stored keys of the session's rows, in windowAll's text (rowsArgs.fromSummary)
 	Limit            int64     `sql:"limit"`
 	Offset           int       `sql:"offset"`
 }
@@ -119,10 +126,19 @@ func (q rowsArgs) params() *rowsParams {
 	if q.cut <= 0 {
 		long = -1 // nothing is cut: no length is computed
 	}
-	return &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
+	p := &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
-		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset}
+		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset,
+		Prefix: noKeyPrefix}
+	if q.fromSummary && q.unplanned && !q.ignoreCompaction {
+		p.Prefix = keyPrefix(q.sid)
+	}
+	return p
 }
+
+// noKeyPrefix starts no stored key: a rows query's @prefix that finds no kept
+// row, so the range starts at the session's first row.
+const noKeyPrefix = "no key starts so: "
 
 // cutWholeBytes is rowsArgs.whole of a store's loads.
 const cutWholeBytes = 8 << 10
@@ -147,8 +163,33 @@ func rowsQuery(d repository.SQL, w int) string {
 	// The last live row, read once per statement, in the statement's own
 	// snapshot: a guarded store names it (LoadOptions.OnLast).
 	last := `(SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
-	window := ""
+	first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
+	window, with, summary := "", "", "NULL"
 	switch w {
+	case windowAll:
+		// A load from the start of a compacted session only remstore
+		// wrote starts at the row its last live summary leaves shown first
+		// (found by its stored key, @prefix || compacts_before): an index
+		// range from there, whatever the rows the summary covers, the
+		// summary's id in every row (the caller hands it out first). b holds
+		// them, computed once; without a summary, or with a @prefix no key
+		// starts with (a planned read, a load ignoring compaction or by
+		// position), the range starts at the session's first row and summary
+		// is NULL. A summary whose kept row is not found needs the plan.
+		byKey, minAt, minID := " INDEXED BY remstore_messages_entity_key", "(SELECT created_at "+first+")", "''"
+		if d.Postgres {
+			byKey, minAt, minID = "", "'-infinity'::timestamptz", "'00000000-0000-0000-0000-000000000000'::uuid"
+		}
+		with = `WITH b AS MATERIALIZED (SELECT s.id AS summary, k.id AS kept, k.created_at AS kept_at
+			FROM (SELECT id, metadata->>'compacts_before' AS cb FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + `
+				AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) s
+			LEFT JOIN messages k ON k.id = (SELECT id FROM messages` + byKey + ` WHERE session_id = @sid AND tenant_id = @tenant
+				AND ` + d.EntityKey + ` = @prefix || s.cb LIMIT 1))
+			`
+		plain = `(@planned OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `)
+		AND (@ignore_compaction OR NOT EXISTS (SELECT 1 FROM b WHERE kept IS NULL))))`
+		summary = `(SELECT summary FROM b WHERE kept IS NOT NULL)`
+		window = ` AND (created_at, id) >= (COALESCE((SELECT kept_at FROM b), ` + minAt + `), COALESCE((SELECT kept FROM b), ` + minID + `))`
 	case windowSince:
 		// created_at is stored to the microsecond, so "after since" is
 		// "from since_next"; never past the session's last row.
@@ -158,7 +199,6 @@ func rowsQuery(d repository.SQL, w int) string {
 		// From the lastN-th live row from the end, or the first row: a row
 		// comparison the (session_id, created_at, id) index ranges over.
 		nth := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET @nth`
-		first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
 		window = ` AND (created_at, id) >= (COALESCE((SELECT created_at ` + nth + `), (SELECT created_at ` + first + `)),
 			COALESCE((SELECT id ` + nth + `), (SELECT id ` + first + `)))`
 	case windowFrom:
@@ -167,9 +207,10 @@ func rowsQuery(d repository.SQL, w int) string {
 		// same row comparison of the session index.
 		window = ` AND (created_at, id) >= ((SELECT created_at FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND id = @from), @from)`
 	}
-	return `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
+	return with + `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
 	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
-	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at,
+	` + summary + ` AS summary
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @whole THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -229,11 +270,12 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 		var tail, key, callID, name, author, compaction, before, model, traceID, spanID sql.NullString
 		var args, usage, calls, src, agents, reasoning []byte
 		var created, deleted dbTime
-		var last uuid.NullUUID
+		var last, summary uuid.NullUUID
 		if err := rs.Scan(&r.ID, &r.Role, &r.Content, &tail, &r.Length, &r.Plain, &last, &key, &callID, &name, &args, &author, &usage, &compaction, &before,
-			&calls, &src, &agents, &model, &reasoning, &traceID, &spanID, &created, &deleted); err != nil {
+			&calls, &src, &agents, &model, &reasoning, &traceID, &spanID, &created, &deleted, &summary); err != nil {
 			return err
 		}
+		r.Summary = summary.UUID
 		r.Tail = tail.String
 		r.Last = last.UUID // uuid.Nil when the session holds no live row
 		r.Key, r.ToolCallID, r.ToolName, r.Author = key.String, callID.String, name.String, author.String

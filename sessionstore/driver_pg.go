@@ -160,8 +160,8 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 	raw := rowsOf(rs)
 	for rs.Next() {
 		raw.vals = rs.RawValues()
-		if len(raw.vals) != 24 {
-			return fmt.Errorf("load: %d columns, want 24", len(raw.vals))
+		if len(raw.vals) != 25 {
+			return fmt.Errorf("load: %d columns, want 25", len(raw.vals))
 		}
 		var r storedRow
 		id, _ := raw.uuid(0)
@@ -179,6 +179,9 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		var ok bool
 		r.CreatedAt, ok = raw.time(22)
 		_, r.Deleted = raw.time(23)
+		if summary, ok := raw.uuid(24); ok {
+			r.Summary = summary
+		}
 		if raw.err != nil {
 			return raw.err
 		}

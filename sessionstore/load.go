@@ -48,6 +48,7 @@ type storedRow struct {
 	Deleted        bool
 	Plain          bool      // the load needs no plan (rowsArgs.unplanned); always true otherwise
 	Last           uuid.UUID // the session's last live row of the tenant (uuid.Nil: none), the same in every row
+	Summary        uuid.UUID // the compaction summary a load from it hands out first (rowsArgs.fromSummary; uuid.Nil: none), the same in every row
 }
 
 // compactionStart returns, for the last live compaction summary, its row
@@ -221,10 +222,12 @@ func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]m
 
 // LoadEach hands the history Load returns to fn, message by message, while
 // the rows stream from the database: memory stays flat in the number of
-// messages. A session only remstore wrote and never compacted loads in one
-// statement, which checks that on the server; any other gets a small query
-// first (where the last compaction summary stands, whether rows without a
-// stored key exist). A retry after a lost connection happens only before
+// messages. A session only remstore wrote loads in one statement, which
+// checks that on the server; a compacted one reads from the row its last
+// summary leaves shown first, found by its stored key, whatever the rows the
+// summary covers. Any other (rows without a stored key, a compacted load of
+// the last n or since a time) gets a small query first (where the last
+// compaction summary stands, whether rows without a stored key exist). A retry after a lost connection happens only before
 // the first message reached fn.
 func (s *Store) LoadEach(ctx context.Context, sessionKey string, o LoadOptions, fn func(models.HistoryMessage) error) (err error) {
 	ctx, span := s.span(ctx, "remstore.load", sessionKey)
@@ -523,19 +526,44 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	}
 	pos, live := start, 0
 	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources,
-		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction}
+		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction, fromSummary: p.unplanned && !s.byPosition}
 	if p.unplanned { // a planned load reads every row: positions count from the start
 		q.lastN, q.since = o.LastN, o.Since
 	}
 	if keyset { // the first row read is at position from
 		q.offset, q.from = 0, p.keptID
 	}
-	return s.eachRow(ctx, s.db, q, func(r storedRow) error {
+	// A compacted session read from its first kept row (rowsArgs.fromSummary)
+	// hands out the summary first: the kept rows before it wait in held,
+	// a few (what the compaction kept), and follow it.
+	var held []storedRow
+	summarized := false
+	err := s.eachRow(ctx, s.db, q, func(r storedRow) error {
 		if !r.Plain {
 			return errPlanNeeded
 		}
 		if p.summary < 0 {
 			*last = r.Last
+		}
+		if r.Summary != uuid.Nil {
+			switch {
+			case summarized:
+				return emit(r, -1)
+			case r.ID != r.Summary:
+				held = append(held, r)
+				return nil
+			}
+			summarized = true
+			if err := emit(r, -1); err != nil {
+				return err
+			}
+			for _, h := range held {
+				if err := emit(h, -1); err != nil {
+					return err
+				}
+			}
+			held = nil
+			return nil
 		}
 		defer func() { pos++ }()
 		if r.Deleted {
@@ -547,6 +575,10 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		}
 		return emit(r, live-1)
 	})
+	if err == nil && held != nil {
+		err = errPlanNeeded // the summary was not among the rows read: nothing was handed out yet
+	}
+	return err
 }
 
 // historyOf is one row of a load: ok is false for a row the load leaves out
