@@ -53,6 +53,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	} else {
 		add("a turn into the largest session / the smallest", "<= 1.20", 0, false, false, "")
 	}
+	scaleTargets(ws, add)
 	for _, h := range []string{"store a turn", "load 1000"} {
 		var r *HTTPResult
 		for i := range http {

@@ -14,6 +14,12 @@ func TestTargets(t *testing.T) {
 		{Name: "load+compress 1000", FloorMS: 1, RatioFloor: 1.3},
 		{Name: "store turn into 20", Size: 20, MedianMS: 1.0},
 		{Name: "store turn into 1000000", Size: 1_000_000, MedianMS: 1.1},
+		{Name: "load a 20-message session", Size: 20, MedianMS: 0.2},
+		{Name: "load compacted 1000000 keeping 20", Size: 1_000_000, MedianMS: 0.22},
+		{Name: "pop the last of 20", Size: 20, MedianMS: 2},
+		{Name: "pop the last of 1000000", Size: 1_000_000, MedianMS: 4.4},
+		{Name: "serve pop: the last of 20", Size: 20, MedianMS: 3},
+		{Name: "serve pop: the last of 1000000", Size: 1_000_000, MedianMS: 12},
 	}
 	conc := []ConcResult{{Writers: 32, P50MS: 10, P99MS: 25, RatioPeer: 3.2}, {Writers: 32, Shared: true, P50MS: 1, P99MS: 100}}
 	http := []HTTPResult{{Name: "store a turn", Ratio: 0.84}, {Name: "load 1000", Ratio: 0.97}}
@@ -22,6 +28,9 @@ func TestTargets(t *testing.T) {
 		{"load+compress 10 / one-SELECT floor", "1.10x", "yes"},
 		{"load+compress 1000 / one-SELECT floor", "1.30x", "no"},
 		{"a turn into 1000000 / into 20", "1.10", "yes"},
+		{"load compacted to keep 20 / a 20-message load (1000000)", "1.10x", "yes"},
+		{"pop: the largest session / 20 messages (1000000)", "2.20x", "yes"},
+		{"pop through serve: the largest session / 20 messages (1000000)", "4.00x", "no"},
 		{"serve / library: store a turn", "84%", "no"},
 		{"serve / library: load 1000", "97%", "yes"},
 		{"32 writers, own sessions / the Python service", "3.20x", "no"},

@@ -240,6 +240,12 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 			return nil, err
 		}
 		ws = append(ws, sw...)
+		sp, stop, err := env.ServePopWorkloads(e.ctx, sweep)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		ws = append(ws, sp...)
 	}
 	var results []bench.Result
 	fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
@@ -276,6 +282,9 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 	}
 	if base, large, ratio, ok := bench.PopRatio(results); ok {
 		fmt.Fprintf(e.stdout, "pop: %s / %s = %.2f\n", large.Name, base.Name, ratio)
+	}
+	if base, large, ratio, ok := bench.ServePopRatio(results); ok {
+		fmt.Fprintf(e.stdout, "pop through serve: %s / %s = %.2f\n", large.Name, base.Name, ratio)
 	}
 	return results, nil
 }
