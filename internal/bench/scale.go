@@ -291,6 +291,10 @@ type ConcResult struct {
 	// PeerMissing counts rows of turns the peer acknowledged that are not
 	// in the table (remstore's own are checked by Concurrency: none).
 	PeerMissing int `json:"peer_missing_rows"`
+	// PostgreSQL's CPU per turn (ServerCPU over the run; 0: not known), the
+	// peer's beside it.
+	ServerCPUPerTurnMS     float64 `json:"server_cpu_per_turn_ms,omitempty"`
+	PeerServerCPUPerTurnMS float64 `json:"peer_server_cpu_per_turn_ms,omitempty"`
 }
 
 // ConcurrencyCases are the concurrency workload: 1, 8 and 32 writers each on
@@ -341,6 +345,7 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 	if err := errors.Join(errs...); err != nil {
 		return r, fmt.Errorf("%s: first turns: %w", r.Name, err)
 	}
+	cpu0, cpuKnown := e.ServerCPU(ctx)
 	start := time.Now()
 	deadline := start.Add(d)
 	for w := range writers {
@@ -366,6 +371,7 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	r.Turns = len(all)
+	r.ServerCPUPerTurnMS = e.serverCPUPerTurn(ctx, cpu0, cpuKnown, r.Turns)
 	r.TurnsPerSec = float64(len(all)) / elapsed.Seconds()
 	r.P50MS, r.P99MS = pct(all, 0.5), pct(all, 0.99)
 	// Nothing lost, positions gap-free.
@@ -387,11 +393,13 @@ func (e *Env) Concurrency(ctx context.Context, writers int, shared bool, d time.
 				sids[w] = one
 			}
 		}
+		cpu0, cpuKnown := e.ServerCPU(ctx)
 		lat, elapsed, err := e.Peer.Concurrent(map[string]any{"op": "concurrent", "sids": sids, "user": "bench",
 			"turn": dicts(Turn(0)), "seconds": d.Seconds()})
 		if err != nil {
 			return r, fmt.Errorf("%s peer: %w", r.Name, err)
 		}
+		r.PeerServerCPUPerTurnMS = e.serverCPUPerTurn(ctx, cpu0, cpuKnown, len(lat))
 		// What the peer acknowledged and what it stored (its store logs a
 		// failed row and goes on).
 		uniq := slices.Compact(slices.Sorted(slices.Values(sids)))

@@ -293,7 +293,8 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 // into out, printing their tables.
 func (o *benchOpts) atScale(e *env, env *bench.Env, parts map[string]bool, out *benchOutput) error {
 	var err error
-	fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost")
+	fmt.Fprintf(e.stdout, "\n%-26s %8s %10s %9s %9s %10s %9s %9s %8s %8s %8s %8s\n", "concurrency (4-msg turns)", "turns", "turns/s", "p50 ms", "p99 ms", "peer t/s", "peer p50", "peer p99", "vs peer", "peer lost",
+		"pg ms/t", "peer pg")
 	for _, c := range bench.ConcurrencyCases {
 		if !parts["concurrency"] {
 			break
@@ -307,7 +308,14 @@ func (o *benchOpts) atScale(e *env, env *bench.Env, parts map[string]bool, out *
 		if r.PeerTurnsPerSec > 0 {
 			peer = [5]string{fmt.Sprintf("%.0f", r.PeerTurnsPerSec), fmt.Sprintf("%.2f", r.PeerP50MS), fmt.Sprintf("%.2f", r.PeerP99MS), fmt.Sprintf("%.2fx", r.RatioPeer), fmt.Sprint(r.PeerMissing)}
 		}
-		fmt.Fprintf(e.stdout, "%-26s %8d %10.0f %9.2f %9.2f %10s %9s %9s %8s %8s\n", r.Name, r.Turns, r.TurnsPerSec, r.P50MS, r.P99MS, peer[0], peer[1], peer[2], peer[3], peer[4])
+		cpu := [2]string{"-", "-"} // PostgreSQL's CPU per turn (ServerCPU): remstore's, the peer's
+		for i, v := range []float64{r.ServerCPUPerTurnMS, r.PeerServerCPUPerTurnMS} {
+			if v > 0 {
+				cpu[i] = fmt.Sprintf("%.3f", v)
+			}
+		}
+		fmt.Fprintf(e.stdout, "%-26s %8d %10.0f %9.2f %9.2f %10s %9s %9s %8s %8s %8s %8s\n", r.Name, r.Turns, r.TurnsPerSec, r.P50MS, r.P99MS, peer[0], peer[1], peer[2], peer[3], peer[4],
+			cpu[0], cpu[1])
 	}
 	var hs []bench.HTTPResult
 	if parts["http"] {
