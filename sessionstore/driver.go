@@ -169,7 +169,8 @@ func rowsQuery(d repository.SQL, w int) string {
 	case windowAll:
 		// A load from the start of a compacted session only remstore
 		// wrote starts at the row its last live summary leaves shown first
-		// (found by its stored key, @prefix || compacts_before): an index
+		// (found by its stored key, @prefix || compacts_before; every read
+		// names the session, as Citus routes by it): an index
 		// range from there, whatever the rows the summary covers, the
 		// summary's id in every row (the caller hands it out first). b holds
 		// them, computed once; without a summary, or with a @prefix no key
@@ -180,11 +181,10 @@ func rowsQuery(d repository.SQL, w int) string {
 		if d.Postgres {
 			byKey, minAt, minID = "", "'-infinity'::timestamptz", "'00000000-0000-0000-0000-000000000000'::uuid"
 		}
-		with = `WITH b AS MATERIALIZED (SELECT s.id AS summary, k.id AS kept, k.created_at AS kept_at
+		kept := `FROM messages` + byKey + ` WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.EntityKey + ` = @prefix || s.cb LIMIT 1)`
+		with = `WITH b AS MATERIALIZED (SELECT s.id AS summary, (SELECT id ` + kept + ` AS kept, (SELECT created_at ` + kept + ` AS kept_at
 			FROM (SELECT id, metadata->>'compacts_before' AS cb FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + `
-				AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) s
-			LEFT JOIN messages k ON k.id = (SELECT id FROM messages` + byKey + ` WHERE session_id = @sid AND tenant_id = @tenant
-				AND ` + d.EntityKey + ` = @prefix || s.cb LIMIT 1))
+				AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) s)
 			`
 		plain = `(@planned OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `)
 		AND (@ignore_compaction OR NOT EXISTS (SELECT 1 FROM b WHERE kept IS NULL))))`

@@ -406,4 +406,12 @@ func TestCompactedPlanSQLite(t *testing.T) {
 	if plan := explain(rt.Bun(), rt.BunArgs(q.params())); !strings.Contains(plan, "remstore_messages_session_order (session_id=? AND (created_at,id)>") {
 		t.Fatalf("the rows are not a range from the kept row:\n%s", plan)
 	}
+	// The load in one statement (rowsArgs.fromSummary) finds the kept row
+	// by its key too, and ranges from it.
+	q = rowsArgs{sid: sid, tenant: "A", limit: noLimit, unplanned: true, fromSummary: true}
+	rt = rowsTexts.lite[q.window()]
+	if plan := explain(rt.Bun(), rt.BunArgs(q.params())); !strings.Contains(plan, "USING INDEX remstore_messages_entity_key") ||
+		!strings.Contains(plan, "remstore_messages_session_order (session_id=? AND (created_at,id)>") {
+		t.Fatalf("the one-statement load does not range from the kept row found by its key:\n%s", plan)
+	}
 }
