@@ -54,13 +54,13 @@ func TestCompactedLoadIsOneStatement(t *testing.T) {
 			for i := range msgs {
 				msgs[i] = models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprint(i)}
 			}
-			if _, err := s.StoreMessages(ctx, "x", msgs, ""); err != nil {
+			if _, err := s.Store(ctx, "x", msgs, StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Compact(ctx, "x", DeterministicSummary, CompactOptions{KeepLast: 5}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.StoreMessages(ctx, "x", msgs[:2], ""); err != nil {
+			if _, err := s.Store(ctx, "x", msgs[:2], StoreOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			load := func(s *Store, o LoadOptions) ([]models.HistoryMessage, int64) {

@@ -40,7 +40,7 @@ func (e *Env) ServePopWorkloads(ctx context.Context, sizes []int) (ws []Workload
 		ws = append(ws, Workload{Name: fmt.Sprintf("serve pop: the last of %d", n), Rows: 1, Size: n,
 			Setup: func() {
 				i++
-				if _, err := e.Store.StoreMessages(ctx, key, Turn(i)[:1], ""); err != nil {
+				if _, err := e.Store.Store(ctx, key, Turn(i)[:1], sessionstore.StoreOptions{}); err != nil {
 					panic(fmt.Sprintf("serve pop workload: store one back: %v", err))
 				}
 			},
