@@ -235,3 +235,42 @@ func TestRacingTurnsLoserStoresNothing(t *testing.T) {
 		})
 	}
 }
+
+// A turn that loses a race after a tool round stores nothing either: its
+// first model call asks for a tool, the other turn runs whole during its
+// second, and its prompt, call and result are refused with its answer.
+func TestRacingTurnLosesAfterAToolRound(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range agenttest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.New(t, agenttest.Large)
+			var second error
+			calls := 0
+			first := func(ctx context.Context, h []models.HistoryMessage) (models.HistoryMessage, error) {
+				if calls++; calls == 1 {
+					return models.HistoryMessage{Role: models.RoleAssistant, ToolCalls: []models.ToolCall{{ID: "c1", Name: "weather", Arguments: `{}`}}}, nil
+				}
+				_, second = sdk.RunTurn(ctx, st, "race2", "second prompt", func(context.Context, []models.HistoryMessage) (models.HistoryMessage, error) {
+					return models.HistoryMessage{Role: models.RoleAssistant, Content: "second answer"}, nil
+				}, nil)
+				return models.HistoryMessage{Role: models.RoleAssistant, Content: "first answer"}, nil
+			}
+			tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) { return sdk.ToolResult(c, "21"), nil }
+			_, err := sdk.RunTurn(ctx, st, "race2", "first prompt", first, tool)
+			if second != nil || !errors.Is(err, sdk.ErrMoved) {
+				t.Fatalf("first turn: %v; second turn: %v", err, second)
+			}
+			h, err := st.Load(ctx, "race2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range h.Messages {
+				got = append(got, m.Content)
+			}
+			if strings.Join(got, "|") != "second prompt|second answer" {
+				t.Fatalf("history %q", got)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/remstore/remstore/models"
 )
@@ -44,14 +45,17 @@ func RunTurn(ctx context.Context, st Store, session, prompt string, ask Asker, t
 	return Turn{Store: st, Session: session, Ask: ask, Tool: tool}.Run(ctx, prompt)
 }
 
-// Run runs the turn and returns the model's last answer. The prompt is
-// stored with the first answer and its tool results, in one append, and
-// each later answer with its results in one more: every append is guarded
-// by the last message the turn saw, so of two turns racing on a session
-// one stores and the other stores nothing at all (its error is ErrMoved).
-// A model error stores nothing either. Through serve, an answer the store
-// could not be sent within the context's deadline is in the error's
-// Pending (client.Error), to store later.
+// Run runs the turn and returns the model's last answer. The whole turn
+// (the prompt, each answer and its tool results) is stored in one append
+// once the model answers without a tool call, guarded by the last message
+// the turn loaded: of two turns racing on a session, one stores and the
+// other stores nothing at all (its error is ErrMoved), however many model
+// calls either made. Within the turn the model is given the loaded history
+// and the turn's own messages as they came. A model or tool error stores
+// nothing; a turn still calling tools after MaxRounds stores what it has
+// and says so. Through serve, a store the client gave up on (past its
+// StoreWindow, or when ctx ended) comes back as a *client.Error whose
+// Pending holds the turn, to store later.
 func (t Turn) Run(ctx context.Context, prompt string) (models.HistoryMessage, error) {
 	if t.Store == nil || t.Ask == nil {
 		return models.HistoryMessage{}, &models.FieldError{Index: -1, Field: "turn", Reason: "needs a Store and an Ask"}
@@ -60,20 +64,20 @@ func (t Turn) Run(ctx context.Context, prompt string) (models.HistoryMessage, er
 	if err != nil {
 		return models.HistoryMessage{}, err
 	}
-	last := h.Last
-	pending := []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}
-	history := append(h.Messages, pending...)
+	turn := []models.HistoryMessage{{Role: models.RoleUser, Content: prompt}}
 	rec, _ := t.Store.(Recorder)
+	var calls []*CallRecord
 	rounds := t.MaxRounds
 	if rounds <= 0 {
 		rounds = DefaultMaxRounds
 	}
-	own := 0 // messages this turn stored
 	for range rounds {
+		history := append(slices.Clip(h.Messages), turn...)
 		answer, call, err := askTimed(ctx, rec, t.Agent, prompt, t.Ask, history)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
+		calls = append(calls, call)
 		if _, named := answer.ExtraString("author"); t.Agent != "" && !named {
 			answer.Extra = append(answer.Extra, models.Field{Key: "author", Value: models.AppendJSONString(nil, t.Agent)})
 		}
@@ -81,21 +85,25 @@ func (t Turn) Run(ctx context.Context, prompt string) (models.HistoryMessage, er
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		res, err := t.Store.Append(ctx, t.Session, append(pending, batch...), AppendOptions{IfLast: last})
-		record(ctx, rec, t.Session, call)
-		if err != nil {
-			return answer, err
-		}
+		turn = append(turn, batch...)
 		if len(answer.ToolCalls) == 0 {
-			return answer, nil
-		}
-		own += len(pending) + len(batch)
-		pending, last = nil, res.Last
-		if history, err = t.reload(ctx, last, own); err != nil {
-			return answer, err
+			return answer, t.store(ctx, rec, h.Last, turn, calls)
 		}
 	}
-	return models.HistoryMessage{}, fmt.Errorf("no answer without a tool call after %d model calls", rounds)
+	if err := t.store(ctx, rec, h.Last, turn, calls); err != nil {
+		return models.HistoryMessage{}, err
+	}
+	return models.HistoryMessage{}, fmt.Errorf("no answer without a tool call after %d model calls (the turn so far is stored)", rounds)
+}
+
+// store appends the turn, guarded by last, then records its model calls
+// (a dump is a stored session's, so the append comes first).
+func (t Turn) store(ctx context.Context, rec Recorder, last string, turn []models.HistoryMessage, calls []*CallRecord) error {
+	_, err := t.Store.Append(ctx, t.Session, turn, AppendOptions{IfLast: last})
+	for _, c := range calls {
+		record(ctx, rec, t.Session, c)
+	}
+	return err
 }
 
 // results is the answer followed by the result of each of its calls.
@@ -116,20 +124,4 @@ func (t Turn) results(ctx context.Context, answer models.HistoryMessage) ([]mode
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// reload is the history the next model call is given: the session as
-// stored, which must still end with the turn's own last message. With
-// LastN, the turn's own messages (own) come on top: a model never loses
-// the start of the turn it is in.
-func (t Turn) reload(ctx context.Context, last string, own int) ([]models.HistoryMessage, error) {
-	n := 0
-	if t.LastN > 0 {
-		n = t.LastN + own
-	}
-	h, err := t.Store.Load(ctx, t.Session, LoadOptions{LastN: n})
-	if err == nil && h.Last != last { // someone wrote since this turn's own append
-		err = &models.MovedError{Expected: last, Last: h.Last}
-	}
-	return h.Messages, err
 }
