@@ -7,8 +7,8 @@ demo: ## the main job on the embedded SQLite default
 test: ## every test: Go (race, real PostgreSQL + SQLite) and the Python interop suite
 	scripts/test.sh
 
-build:
-	go build -o bin/remstore ./cmd/remstore
+build: ## bin/remstore from this checkout; --version names the commit (scripts/ldflags.sh)
+	go build -ldflags "$$(scripts/ldflags.sh)" -o bin/remstore ./cmd/remstore
 
 lint:
 	gofmt -l . && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...

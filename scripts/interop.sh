@@ -12,7 +12,7 @@ if ! command -v "$PY" >/dev/null 2>&1 || ! "$PY" -c 'import sys; assert sys.vers
   echo "interop: Python >= 3.10 not found; skipping" >&2; exit 0
 fi
 mkdir -p .test-output
-go build -o .test-output/remstore ./cmd/remstore
+go build -ldflags "$(scripts/ldflags.sh)" -o .test-output/remstore ./cmd/remstore
 export REMSTORE_BIN=$PWD/.test-output/remstore
 # The Go half of the pydantic-ai oracle for the SDK adapters (test_sdk_oracle.py).
 go build -o .test-output/sdkreq ./internal/cmd/sdkreq

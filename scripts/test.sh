@@ -66,7 +66,7 @@ fi
 
 if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
   mkdir -p .test-output
-  go build -o .test-output/remstore ./cmd/remstore
+  go build -ldflags "$(scripts/ldflags.sh)" -o .test-output/remstore ./cmd/remstore
   peer=()
   if [ -n "${REMSTORE_BENCH_PEER:-}" ]; then
     scripts/interop.sh --venv-only

@@ -12,22 +12,28 @@ func TestDescribe(t *testing.T) {
 		return []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
 	}
 	for _, c := range []struct {
-		name, linked string
-		info         *debug.BuildInfo
-		want         string
+		name, linked, commit string
+		info                 *debug.BuildInfo
+		want                 string
 	}{
-		{"release build", "v0.3.1", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.3.1"},
-		{"go install @tag", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}, "0.2.0"},
-		{"go install @commit", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.1-0.20261126020000-abcdefabcdef"}}, "0.2.1-0.20261126020000-abcdefabcdef"},
-		{"checkout, clean", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "false")}, Release + "-devel+0123456789ab"},
-		{"checkout, edited", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "true")}, Release + "-devel+0123456789ab.dirty"},
-		{"no vcs stamp", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel"},
+		{"release build", "v0.3.1", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.3.1"},
+		{"go install @tag", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}, "0.2.0"},
+		{"go install @commit", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.1-0.20261126020000-abcdefabcdef"}}, "0.2.1-0.20261126020000-abcdefabcdef"},
+		{"checkout, clean", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "false")}, Release + "-devel+0123456789ab"},
+		{"checkout, edited", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("0123456789abcdef0123", "true")}, Release + "-devel+0123456789ab.dirty"},
+		{"no vcs stamp", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel"},
 		// Go 1.24 and later stamp a checkout with a pseudo-version too.
-		{"checkout, Go 1.24+", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f"}, Settings: vcs("204cfe61573fb0b1c2d3", "false")}, Release + "-devel+204cfe61573f"},
-		{"checkout, Go 1.24+, edited", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f+dirty"}, Settings: vcs("204cfe61573fb0b1c2d3", "true")}, Release + "-devel+204cfe61573f.dirty"},
-		{"no build info", "", nil, Release + "-devel"},
+		{"checkout, Go 1.24+", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f"}, Settings: vcs("204cfe61573fb0b1c2d3", "false")}, Release + "-devel+204cfe61573f"},
+		{"checkout, Go 1.24+, edited", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-204cfe61573f+dirty"}, Settings: vcs("204cfe61573fb0b1c2d3", "true")}, Release + "-devel+204cfe61573f.dirty"},
+		{"no build info", "", "", nil, Release + "-devel"},
+		// A checkout built by the Makefile or scripts/*.sh: the commit
+		// linked in stands where Go recorded nothing.
+		{"-buildvcs=false, linked commit", "", "0123456789ab", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel+0123456789ab"},
+		{"-buildvcs=false, linked commit, edited", "", "0123456789ab.dirty", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, Release + "-devel+0123456789ab.dirty"},
+		{"stamp and linked commit", "", "0123456789ab", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261126122336-0123456789ab"}, Settings: vcs("0123456789abcdef0123", "false")}, Release + "-devel+0123456789ab"},
+		{"release build wins over a commit", "0.3.1", "0123456789ab", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.3.1"},
 	} {
-		if got := describe(c.linked, c.info); got != c.want {
+		if got := describe(c.linked, c.commit, c.info); got != c.want {
 			t.Errorf("%s: describe = %q, want %q", c.name, got, c.want)
 		}
 	}
