@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -126,12 +127,16 @@ its key, and print the pydantic-ai history. Each run uses a new session.`,
 const demoSystemPrompt = "You are a travel assistant."
 
 // selfCommand is how the user who ran this binary runs it again: a binary
-// `go run` built lives in Go's temporary build directory and is gone when
-// the command ends, so the next step is `go run ./cmd/remstore` there (the
+// `go run` built lives in Go's temporary build directory
+// (/tmp/go-build*/b001/exe/) or, from the second run on, in its build cache
+// (<GOCACHE>/<2 hex>/<64 hex>-d/), wherever GOCACHE points; neither is a
+// command to type, so the next step is `go run ./cmd/remstore` there (the
 // demo's hint named `remstore load`, not on PATH after `go run`), and the
 // name it was started by otherwise.
+var goRunCached = regexp.MustCompile(`/[0-9a-f]{2}/[0-9a-f]{64}-d/[^/]+$`)
+
 func selfCommand(argv0 string) string {
-	if strings.Contains(argv0, string(filepath.Separator)+"go-build") {
+	if strings.Contains(argv0, string(filepath.Separator)+"go-build") || goRunCached.MatchString(filepath.ToSlash(argv0)) {
 		return "go run ./cmd/remstore"
 	}
 	if filepath.Base(argv0) == argv0 || argv0 == "" {

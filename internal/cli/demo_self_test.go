@@ -8,10 +8,15 @@ import "testing"
 func TestSelfCommand(t *testing.T) {
 	for argv0, want := range map[string]string{
 		"/tmp/go-build1234567/b001/exe/remstore": "go run ./cmd/remstore",
-		"remstore":                               "remstore",
-		"/usr/local/bin/remstore":                "/usr/local/bin/remstore",
-		"./bin/remstore":                         "./bin/remstore",
-		"":                                       "remstore",
+		// go run's second time: the executable cached in GOCACHE, here
+		// not under a folder named go-build.
+		"/root/.cache/go-build/53/53e9653bb80b93b4bc8c3c0ca02b4f4eafc47abfeb56f8d8d0dd13dfcf01e5a9-d/remstore": "go run ./cmd/remstore",
+		"/srv/gocache/53/53e9653bb80b93b4bc8c3c0ca02b4f4eafc47abfeb56f8d8d0dd13dfcf01e5a9-d/remstore":          "go run ./cmd/remstore",
+		"/opt/53/tools/remstore":  "/opt/53/tools/remstore",
+		"remstore":                "remstore",
+		"/usr/local/bin/remstore": "/usr/local/bin/remstore",
+		"./bin/remstore":          "./bin/remstore",
+		"":                        "remstore",
 	} {
 		if got := selfCommand(argv0); got != want {
 			t.Errorf("selfCommand(%q) = %q, want %q", argv0, got, want)
