@@ -1,7 +1,7 @@
 // Package telemetry turns OpenTelemetry tracing on for remstore serve from
 // the standard OTEL_* variables, and leaves it off unless they ask for it.
 // The library packages only use OpenTelemetry's API; this is the one place
-// that configures its SDK and an exporter (OTLP over HTTP).
+// that configures its SDK and an exporter (OTLP over HTTP, otlp.go).
 package telemetry
 
 import (
@@ -12,7 +12,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -51,8 +50,9 @@ func Wanted(getenv func(string) string) (bool, error) {
 
 // Setup makes the global tracer provider export to OTLP over HTTP when the
 // environment asks for it (Wanted), with the W3C trace context propagated;
-// the exporter reads its endpoint, headers and timeout from the OTEL_*
-// variables itself, the SDK its sampler and batching. It returns a shutdown
+// the exporter (otlp.go) reads its endpoint, headers, timeout, compression
+// and certificates from the OTEL_EXPORTER_OTLP_* variables, the SDK its
+// sampler and batching. It returns a shutdown
 // that flushes what is buffered (bounded by ctx); a no-op when tracing is
 // off.
 func Setup(ctx context.Context, getenv func(string) string, version string) (shutdown func(context.Context) error, on bool, err error) {
@@ -61,7 +61,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (shu
 	if err != nil || !on {
 		return noop, false, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newExporter(getenv)
 	if err != nil {
 		return noop, false, fmt.Errorf("OpenTelemetry exporter: %w", err)
 	}
