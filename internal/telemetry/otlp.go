@@ -335,5 +335,5 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 		s := v.AsStringSlice()
 		return array(len(s), func(i int) *commonpb.AnyValue { return str(s[i]) })
 	}
-	return str(v.Emit())
+	return str(v.String())
 }
