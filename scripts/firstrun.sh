@@ -26,7 +26,10 @@ grep -q 'equal to the stored text: true' "$tmp/demo.out" || { cat "$tmp/demo.out
 # The demo's next step is a command that works from here: run it as printed.
 next=$(grep -A1 '^next, from this shell:' "$tmp/demo.out" | tail -1 | sed 's/   #.*//')
 case $next in
-  "  go run ./cmd/remstore load "*) eval "$next" >/dev/null || { echo "firstrun: the next step failed: $next" >&2; exit 1; } ;;
+  "  go run ./cmd/remstore load "*)
+    next_start=$(date +%s.%N)
+    eval "$next" >/dev/null 2>"$tmp/next.err" || { cat "$tmp/next.err" >&2; echo "firstrun: the next step failed: $next" >&2; exit 1; }
+    next_secs=$(awk -v a="$next_start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') ;;
   *) echo "firstrun: the demo's next step is not a go run command: '$next'" >&2; exit 1 ;;
 esac
 zips=$(find "$GOMODCACHE/cache/download" -name '*.zip' | sort)
@@ -38,5 +41,5 @@ if [ -n "${FIRSTRUN_LIST:-}" ]; then
   sed -e "s|^$GOMODCACHE/cache/download/||" -e 's|/@v/| |' -e 's|\.zip$||' <<<"$zips"
 fi
 echo "firstrun: $(date -u +%F) $(go env GOVERSION) GOPROXY=$(go env GOPROXY): ${secs} s," \
-  "$n module zips, ${mod_mb} MB module cache, ${build_mb} MB build cache" \
+  "$n module zips, ${mod_mb} MB module cache, ${build_mb} MB build cache; the next step ${next_secs} s" \
   "($(nproc) cores, load ${load_before} before, ${load_after} after)"
