@@ -6,7 +6,8 @@
 # checksums.txt, holds exactly the binary, LICENSE, CHANGELOG.md and the
 # README.md written for it (docs/release-archive.md, naming nothing the
 # archive lacks), each binary is static (CGO_ENABLED=0) for its platform,
-# the linux/amd64 one reports the snapshot's version; the Python client's
+# the linux/amd64 one reports the snapshot's version and runs the README's
+# first command (remstore demo) from the unpacked archive; the Python client's
 # wheel has its checksum line and, installed into a fresh venv away from the
 # checkout, imports and stores and loads through the snapshot's serve. A real release is
 # `goreleaser release` on a tag vX.Y.Z (docs/install.md).
@@ -95,6 +96,15 @@ for target in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
   done
 done
 check_wheel "$wheel" dist/remstore_linux_amd64_v1/remstore
+# The archive README's first command, run from the unpacked archive as it
+# says (the binary on PATH): it prints what the README promises and next
+# steps naming plain `remstore`.
+unpacked=$(mktemp -d)
+tar -C "$unpacked" -xzf "dist/remstore_${version}_linux_amd64.tar.gz"
+demo=$(cd "$unpacked" && PATH=$unpacked:$PATH XDG_DATA_HOME=$unpacked/data remstore demo 2>&1) || { echo "$demo" >&2; exit 1; }
+rm -rf "$unpacked"
+grep -q 'equal to the stored text: true' <<<"$demo" && grep -q '^  remstore load ' <<<"$demo" ||
+  { echo "$demo" >&2; echo "release: the archive's remstore demo did not print what its README says" >&2; exit 1; }
 got=$(dist/remstore_linux_amd64_v1/remstore --version)
 [ "$got" = "remstore version $version" ] || { echo "release: the binary says '$got', the snapshot is $version" >&2; exit 1; }
 echo "release: goreleaser check ok; snapshot $version: 4 archives (contents and README checked), checksums verified, static binaries; $(basename "$wheel") installed in a fresh venv and used"
