@@ -3,6 +3,7 @@ package remstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -34,6 +35,14 @@ const (
 	RoleTool      = models.RoleTool
 	RoleSystem    = models.RoleSystem
 )
+
+// EmptySession is History.Last of a session without a message: what
+// AppendOptions.IfLast names to append only to an empty session.
+const EmptySession = models.EmptySession
+
+// AsFieldError returns the *FieldError in err's chain: which field of
+// which message an ErrBadRequest is about.
+func AsFieldError(err error) (*FieldError, bool) { return models.AsFieldError(err) }
 
 // The errors of a store, for errors.Is.
 var (
@@ -77,10 +86,8 @@ func Open(ctx context.Context, dsn string, o Options) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Migrate || dsn == ":memory:" {
-		if err := migrations.Up(ctx, db); err != nil {
-			return nil, errors.Join(err, db.Close())
-		}
+	if err := schema(ctx, db, o.Migrate); err != nil {
+		return nil, errors.Join(err, db.Close())
 	}
 	st, err := sessionstore.New(db, sessionstore.Options{UserID: o.User})
 	if err != nil {
@@ -103,4 +110,30 @@ func Sessions(st Store) (lib *sessionstore.Store, ok bool) {
 		return nil, false
 	}
 	return e.st, true
+}
+
+// schema makes the tables of a database without them, upgrades them when
+// asked, and refuses a database with pending upgrades otherwise.
+func schema(ctx context.Context, db *repository.DB, upgrade bool) error {
+	err := migrations.Check(ctx, db)
+	if upgrade || errors.Is(err, repository.ErrNotMigrated) {
+		return migrations.Up(ctx, db)
+	}
+	if err != nil {
+		return err
+	}
+	states, err := migrations.Status(ctx, db)
+	if err != nil {
+		return err
+	}
+	pending := 0
+	for _, s := range states {
+		if !s.Applied {
+			pending++
+		}
+	}
+	if pending > 0 {
+		return fmt.Errorf("the database's tables are older than this build (%d upgrades pending): run remstore migrate up, or open with Options.Migrate", pending)
+	}
+	return nil
 }
