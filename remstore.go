@@ -54,7 +54,8 @@ var (
 // Options configure Open.
 type Options struct {
 	// User is whose sessions the store reads and writes (a session name
-	// is the user's own). "" is "anonymous", as the Python service's.
+	// is the user's own). "" is "anonymous" on a database, as the Python
+	// service's, and the API key's own user on serve.
 	User string
 	// Migrate creates or upgrades the tables on open (always for
 	// ":memory:"). Without it, a database must have been migrated
@@ -69,14 +70,11 @@ type Options struct {
 // URL (postgres:// or postgresql://) or the URL of a remstore serve
 // (http:// or https://).
 func Open(ctx context.Context, dsn string, o Options) (Store, error) {
-	if o.User == "" {
-		o.User = "anonymous"
-	}
 	if strings.HasPrefix(dsn, "http://") || strings.HasPrefix(dsn, "https://") {
 		if o.APIKey == "" {
 			o.APIKey = os.Getenv("REMSTORE_API_KEY")
 		}
-		c, err := client.New(dsn, client.Options{APIKey: o.APIKey, UserID: o.User})
+		c, err := client.New(dsn, client.Options{APIKey: o.APIKey, UserID: o.User}) // "": the key's own user
 		if err != nil {
 			return nil, err
 		}
@@ -88,6 +86,9 @@ func Open(ctx context.Context, dsn string, o Options) (Store, error) {
 	}
 	if err := schema(ctx, db, o.Migrate); err != nil {
 		return nil, errors.Join(err, db.Close())
+	}
+	if o.User == "" {
+		o.User = "anonymous"
 	}
 	st, err := sessionstore.New(db, sessionstore.Options{UserID: o.User})
 	if err != nil {

@@ -101,6 +101,9 @@ type SessionWithMessages struct {
 // across an outage it is sent again for Options.StoreWindow, and when the
 // client gives up, the *Error's Pending holds it for StorePending.
 func (c *Client) Store(ctx context.Context, session string, msgs []models.HistoryMessage, o StoreOptions) (StoreResult, error) {
+	if err := models.CheckText(-1, "expect_last", o.ExpectLast, 64); err != nil {
+		return StoreResult{}, err
+	}
 	body, err := encodeHistory(msgs)
 	if err != nil {
 		return StoreResult{}, err
@@ -149,6 +152,9 @@ func (o LoadOptions) onLast() func(http.Header) {
 
 // Load returns the session's history.
 func (c *Client) Load(ctx context.Context, session string, o LoadOptions) ([]models.HistoryMessage, error) {
+	if o.LastN < 0 {
+		return nil, &models.FieldError{Index: -1, Field: "last", Reason: "must be >= 0"}
+	}
 	var raw json.RawMessage
 	if _, err := c.do(ctx, call{method: "GET", path: "/v1/sessions/" + seg(session) + "/messages", query: o.query(), safety: resend, header: o.onLast()}, &raw); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/remstore/remstore/models"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -103,7 +104,7 @@ func New(baseURL string, o Options) (*Client, error) {
 	}
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: o.Timeout}
+		hc = &http.Client{Timeout: o.Timeout, CheckRedirect: sameMethodOnly}
 	}
 	tp := o.TracerProvider
 	if tp == nil {
@@ -209,6 +210,9 @@ type call struct {
 // out (nil: the body is dropped). It returns the answer's status. The call
 // is one span, whatever the tries.
 func (cl *Client) do(ctx context.Context, c call, out any) (code int, err error) {
+	if strings.HasPrefix(c.path, "/v1/sessions//") || c.path == "/v1/sessions/" {
+		return 0, &models.FieldError{Index: -1, Field: "session_id", Reason: "must not be empty"}
+	}
 	ctx, span := cl.tracer.Start(ctx, "remstore.client "+c.method, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("http.request.method", c.method), attribute.String("url.path", c.path)))
 	defer func() {
@@ -350,4 +354,22 @@ func notSent(err error) bool {
 }
 
 // seg escapes one path segment (a session key may hold / or spaces).
-func seg(s string) string { return url.PathEscape(s) }
+func seg(s string) string {
+	switch s {
+	case ".", "..": // a path segment of its own, which a server would clean away
+		return strings.Repeat("%2E", len(s))
+	}
+	return url.PathEscape(s)
+}
+
+// sameMethodOnly follows a redirect of a GET or HEAD only: a DELETE or POST
+// sent again to another path acts on something the caller did not name.
+func sameMethodOnly(req *http.Request, via []*http.Request) error {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}

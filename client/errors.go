@@ -66,8 +66,8 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case models.ErrMoved:
 		return e.Status == http.StatusConflict && e.Field == "expect_last"
-	case models.ErrBadRequest:
-		return e.Status == http.StatusBadRequest
+	case models.ErrBadRequest: // a body over serve's limit is the input's fault too
+		return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge
 	case models.ErrNotFound:
 		return e.Status == http.StatusNotFound
 	}

@@ -108,7 +108,13 @@ func (s *Store) byName(ctx context.Context, key string, create bool, op func(sid
 		return err
 	}
 	err = op(sid)
-	if !errors.Is(err, ErrNotFound) || !isName(key) {
+	// A guarded store on another tenant's session reads this tenant's
+	// last message there as Empty and answers moved, not not found: that
+	// answer sends the call to the private id too, or a tenant who took a
+	// name's public id first would refuse every guarded store of it.
+	var moved *MovedError
+	elsewhere := errors.Is(err, ErrNotFound) || errors.As(err, &moved) && moved.Last == Empty
+	if !elsewhere || !isName(key) {
 		return err
 	}
 	alt, ok, aerr := s.privateSession(ctx, key, create)
