@@ -72,7 +72,9 @@ func TestAtt53LoserOfLaterRoundLeavesHalfTurn(t *testing.T) {
 		}
 		return models.HistoryMessage{Role: models.RoleAssistant, Content: "answer A"}, nil
 	}
-	tool := func(ctx context.Context, c models.ToolCall) (models.HistoryMessage, error) { return sdk.ToolResult(c, "r"), nil }
+	tool := func(ctx context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+		return sdk.ToolResult(c, "r"), nil
+	}
 	_, errA := sdk.RunTurn(ctx, st, "s", "prompt A", askA, tool)
 	h, _ := st.Load(ctx, "s")
 	if errors.Is(errA, remstore.ErrMoved) && len(h.Messages) != 2 {

@@ -255,7 +255,9 @@ func TestRacingTurnLosesAfterAToolRound(t *testing.T) {
 				}, nil)
 				return models.HistoryMessage{Role: models.RoleAssistant, Content: "first answer"}, nil
 			}
-			tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) { return sdk.ToolResult(c, "21"), nil }
+			tool := func(_ context.Context, c models.ToolCall) (models.HistoryMessage, error) {
+				return sdk.ToolResult(c, "21"), nil
+			}
 			_, err := sdk.RunTurn(ctx, st, "race2", "first prompt", first, tool)
 			if second != nil || !errors.Is(err, sdk.ErrMoved) {
 				t.Fatalf("first turn: %v; second turn: %v", err, second)
