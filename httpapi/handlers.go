@@ -85,7 +85,7 @@ const LastHeader = "X-Remstore-Last"
 
 // POST /v1/sessions/{id}/messages and POST /v1/messages (X-Session-Id);
 // ?format=pydantic-ai takes pydantic-ai's message JSON instead.
-func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) postMessages(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	key, err := sessionKey(r)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func (e *keyReusedError) Unwrap() error { return e.err }
 const StorageHeader = "X-Remstore-Storage"
 
 // writeStored answers a store of n messages.
-func writeStored(w http.ResponseWriter, st Store, res sessionstore.StoreResult, n int) {
+func writeStored(w http.ResponseWriter, st sessionStore, res sessionstore.StoreResult, n int) {
 	if !st.Enabled() {
 		w.Header().Set(StorageHeader, "off")
 	}
@@ -200,7 +200,7 @@ func writeStored(w http.ResponseWriter, st Store, res sessionstore.StoreResult, 
 }
 
 // DELETE /v1/sessions/{id}/messages/last: the last message, soft-deleted.
-func (s *Server) popMessage(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) popMessage(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	m, ok, err := st.PopMessage(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (s *Server) popMessage(w http.ResponseWriter, r *http.Request, st Store) er
 }
 
 // DELETE /v1/sessions/{id}/messages: every message, soft-deleted.
-func (s *Server) clearMessages(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) clearMessages(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	n, err := st.ClearMessages(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func timeParam(r *http.Request, name string) (time.Time, error) {
 }
 
 // GET /v1/sessions/{id}/messages?compress=&since=&last=&format=&system_prompt=&extras=
-func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	q := r.URL.Query()
 	lastN := 0
 	if v := q.Get("last"); v != "" {
@@ -392,7 +392,7 @@ func (h *headWriter) finish(unmapped int) error {
 }
 
 // GET /v1/lookup?key=
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	key := r.URL.Query().Get("key")
 	start := time.Now()
 	full, err := st.Lookup(r.Context(), key)
@@ -405,7 +405,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, st Store) error 
 }
 
 // GET /v1/search?q=&in=content|tool|key|agent&limit=
-func (s *Server) search(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) search(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	q := r.URL.Query()
 	o := sessionstore.SearchOptions{Query: q.Get("q"), In: q.Get("in"), Role: q.Get("role"), Session: q.Get("session"), Agent: q.Get("agent"), Tool: q.Get("tool")}
 	for _, p := range []struct {
@@ -481,7 +481,7 @@ func (s *Server) beginSearch(ctx context.Context, budget string) (context.Contex
 }
 
 // GET /v1/sessions?status=&agent=&owner=&created_after=&...&limit=&cursor=
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	q := r.URL.Query()
 	o := sessionstore.ListOptions{AgentName: q.Get("agent"), UserID: q.Get("owner"), Cursor: q.Get("cursor")}
 	if v := q.Get("status"); v != "" {
@@ -511,7 +511,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st Store) 
 }
 
 // GET /v1/sessions/{id}?compress=
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	compress, err := boolParam(r, "compress", true)
 	if err != nil {
 		return err
@@ -558,7 +558,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st Store) er
 }
 
 // PATCH /v1/sessions/{id} {"name", "agent_name", "settings", "status", "reason"}
-func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) patchSession(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	var body struct {
 		Name      *string        `json:"name"`
 		AgentName *string        `json:"agent_name"`
@@ -601,7 +601,7 @@ type AuditRecord struct {
 // POST /v1/sessions/{id}/audit: records one model call in the session's
 // audit dump (DEBUG_AUDIT_SESSION), completing the invocation a load
 // recorded when call_id names one, appending a new one otherwise.
-func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st Store) (err error) {
+func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st sessionStore) (err error) {
 	defer func() { err = s.notRecorded(w, r, err) }()
 	var body AuditRecord
 	if err := decodeBody(r, &body); err != nil {
@@ -680,7 +680,7 @@ func (s *Server) notRecorded(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // DELETE /v1/sessions/{id}?purge=true
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	purge, err := boolParam(r, "purge", false)
 	if err != nil {
 		return err
@@ -693,7 +693,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st Store)
 }
 
 // POST /v1/sessions/{id}/fork {"up_to", "new_session_id"}
-func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	var body struct {
 		UpTo         int    `json:"up_to"`
 		NewSessionID string `json:"new_session_id"`
@@ -710,7 +710,7 @@ func (s *Server) forkSession(w http.ResponseWriter, r *http.Request, st Store) e
 }
 
 // POST /v1/sessions/{id}/cancel {"reason"}
-func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request, st Store) error {
+func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request, st sessionStore) error {
 	var body struct {
 		Reason string `json:"reason"`
 	}

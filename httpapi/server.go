@@ -763,7 +763,7 @@ func (s *Server) resolveUser(tok string, hasTok bool, user string) (_, budget st
 // withStore adapts a handler that needs the requesting user's store and
 // reports failure by returning an error, which fail maps to a response.
 // A query parameter given twice is refused before the handler reads one.
-func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, Store) error) http.HandlerFunc {
+func (s *Server) withStore(h func(http.ResponseWriter, *http.Request, sessionStore) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st, err := s.o.Stores.For(userOf(r))
 		if err == nil {

@@ -9,9 +9,9 @@ import (
 	"github.com/remstore/remstore/sessionstore"
 )
 
-// Store is what the handlers use of a session store bound to the requesting
+// sessionStore is what the handlers use of a session store bound to the requesting
 // user; *sessionstore.Store implements it.
-type Store interface {
+type sessionStore interface {
 	SessionUUID(sessionKey string) (uuid.UUID, error)
 	ResolveID(ctx context.Context, sessionKey string) (uuid.UUID, error)
 	FillIDs(ctx context.Context, msgs []models.HistoryMessage, scope, key string) error
@@ -32,4 +32,4 @@ type Store interface {
 	CatchUpSearch(ctx context.Context, o *sessionstore.SearchOptions) (bool, error)
 }
 
-var _ Store = (*sessionstore.Store)(nil)
+var _ sessionStore = (*sessionstore.Store)(nil)
