@@ -107,3 +107,9 @@ func LoadsByRange(s *Store, key string, o LoadOptions) (bool, error) {
 // HandOutItem is what a load makes of a row's Agents SDK item (tests only:
 // the property that it hands out only what the row's view holds).
 func HandOutItem(m models.HistoryMessage) models.HistoryMessage { return withViewedItem(m) }
+
+// EnsureSession is ensureSession, for the tests of creating a session row
+// alone.
+func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error) {
+	return s.ensureSession(ctx, sessionKey, userID)
+}

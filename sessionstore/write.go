@@ -185,9 +185,9 @@ func (s *Store) storeWith(ctx context.Context, sessionKey string, msgs []models.
 	return res, err
 }
 
-// EnsureSession creates the session row unless it exists and returns its id.
+// ensureSession creates the session row unless it exists and returns its id.
 // A session of another tenant is ErrNotFound.
-func (s *Store) EnsureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error) {
+func (s *Store) ensureSession(ctx context.Context, sessionKey, userID string) (uuid.UUID, error) {
 	sid, err := s.SessionUUID(sessionKey)
 	if err != nil || !s.enabled {
 		return sid, err
