@@ -9,42 +9,68 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sdk/remopenai"
 	"github.com/remstore/remstore/sessionstore"
 )
 
-// AgentSession is a realistic agent conversation as pydantic-ai 2.x writes
-// it (the shape of fixtures/pydantic-ai/2-tools.json): per turn a user
-// prompt, an answer that calls a tool, the tool's return, and a final
-// answer of 1,000 to 3,000 characters; 4 rows a turn once stored. The
-// generated load sessions (Turn) are short answers and no sources; an
-// agent's session is what a turn loads as pydantic-ai history (issue 45).
-func AgentSession(turns int) []byte {
+// AgentShape says what an agent session holds: Turns turns, a tool call in
+// every CallEvery-th of them (the call, its return and the final answer:
+// 4 rows; a turn without one is 2: the prompt and the answer), answers of
+// MinAnswer to MaxAnswer characters, and a system prompt in the first
+// request when System is set.
+type AgentShape struct {
+	Turns, CallEvery     int
+	MinAnswer, MaxAnswer int
+	System               string
+}
+
+var (
+	// RealAgent is shaped like a real agent's session (issue 57): a system
+	// prompt, a tool call in a quarter of the turns, answers of 1,000 to
+	// 3,000 characters; 201 rows.
+	RealAgent = AgentShape{Turns: 80, CallEvery: 4, MinAnswer: 1000, MaxAnswer: 3000,
+		System: "You are a travel assistant. Answer with the forecast, what to pack and what to do; call the weather tool when the user names a place and dates. Keep answers practical and say when a forecast is uncertain."}
+	// LightAgent is the lighter session remstore bench measured first
+	// (issue 45): a call in every turn, no system prompt, fewer long
+	// answers; 200 rows.
+	LightAgent = AgentShape{Turns: 50, CallEvery: 1, MinAnswer: 1000, MaxAnswer: 3000}
+)
+
+// AgentSession is an agent conversation of shape s as pydantic-ai 2.x
+// writes it (the shape of fixtures/pydantic-ai/2-tools.json).
+func AgentSession(s AgentShape) []byte {
 	var msgs []any
 	at := time.Date(2026, 11, 24, 5, 48, 0, 0, time.UTC)
 	ts := func() string { at = at.Add(1500 * time.Millisecond); return at.Format("2006-01-02T15:04:05.000000Z") }
 	usage := map[string]any{"input_tokens": 812, "cache_write_tokens": 0, "cache_read_tokens": 0, "output_tokens": 96,
 		"input_audio_tokens": 0, "cache_audio_read_tokens": 0, "output_audio_tokens": 0, "details": map[string]any{}}
-	sentence := "The forecast for the coming days shows mild temperatures with scattered clouds, light winds from the west and a chance of rain in the late afternoon. "
-	for i := range turns {
+	response := func(id, reason string, parts ...any) map[string]any {
+		return map[string]any{"kind": "response", "model_name": "gpt-4o-2024-08-06", "provider_name": "openai", "timestamp": ts(), "usage": usage,
+			"provider_response_id": "chatcmpl-" + id, "finish_reason": reason, "parts": parts}
+	}
+	for i := range s.Turns {
 		city := []string{"Paris", "Rome", "Lisbon", "Oslo", "Cairo"}[i%5]
 		id := fmt.Sprintf("call_%04d", i)
-		msgs = append(msgs,
-			map[string]any{"kind": "request", "timestamp": ts(), "instructions": nil, "metadata": nil, "parts": []any{
-				map[string]any{"part_kind": "user-prompt", "content": fmt.Sprintf("What is the weather in %s this week, and what should I pack? (turn %d)", city, i), "timestamp": ts()}}},
-			map[string]any{"kind": "response", "model_name": "gpt-4o-2024-08-06", "provider_name": "openai", "timestamp": ts(), "usage": usage,
-				"provider_response_id": "chatcmpl-" + id, "finish_reason": "tool_call", "parts": []any{
-					map[string]any{"part_kind": "text", "content": "Let me look up the forecast for " + city + "."},
-					map[string]any{"part_kind": "tool-call", "tool_name": "weather", "args": map[string]any{"city": city, "days": 7}, "tool_call_id": id}}},
-			map[string]any{"kind": "request", "timestamp": ts(), "instructions": nil, "metadata": nil, "parts": []any{
-				map[string]any{"part_kind": "tool-return", "tool_name": "weather", "tool_call_id": id, "timestamp": ts(), "metadata": nil,
-					"content": map[string]any{"city": city, "days": []any{
-						map[string]any{"day": 1, "celsius": 18, "sky": "cloudy"}, map[string]any{"day": 2, "celsius": 21, "sky": "sunny"},
-						map[string]any{"day": 3, "celsius": 16, "sky": "rain"}}}}}},
-			map[string]any{"kind": "response", "model_name": "gpt-4o-2024-08-06", "provider_name": "openai", "timestamp": ts(), "usage": usage,
-				"provider_response_id": "chatcmpl-" + id + "-2", "finish_reason": "stop", "parts": []any{
-					map[string]any{"part_kind": "text", "content": strings.Repeat(sentence, 7+i%14)}}})
+		prompt := []any{map[string]any{"part_kind": "user-prompt", "content": fmt.Sprintf("What is the weather in %s this week, and what should I pack? (turn %d)", city, i), "timestamp": ts()}}
+		if i == 0 && s.System != "" {
+			prompt = append([]any{map[string]any{"part_kind": "system-prompt", "content": s.System, "timestamp": ts(), "dynamic_ref": nil}}, prompt...)
+		}
+		msgs = append(msgs, map[string]any{"kind": "request", "timestamp": ts(), "instructions": nil, "metadata": nil, "parts": prompt})
+		if s.CallEvery > 0 && i%s.CallEvery == 0 {
+			msgs = append(msgs,
+				response(id, "tool_call", map[string]any{"part_kind": "text", "content": "Let me look up the forecast for " + city + "."},
+					map[string]any{"part_kind": "tool-call", "tool_name": "weather", "args": map[string]any{"city": city, "days": 7}, "tool_call_id": id}),
+				map[string]any{"kind": "request", "timestamp": ts(), "instructions": nil, "metadata": nil, "parts": []any{
+					map[string]any{"part_kind": "tool-return", "tool_name": "weather", "tool_call_id": id, "timestamp": ts(), "metadata": nil,
+						"content": map[string]any{"city": city, "days": []any{
+							map[string]any{"day": 1, "celsius": 18, "sky": "cloudy"}, map[string]any{"day": 2, "celsius": 21, "sky": "sunny"},
+							map[string]any{"day": 3, "celsius": 16, "sky": "rain"}}}}}})
+		}
+		msgs = append(msgs, response(id+"-2", "stop", map[string]any{"part_kind": "text", "content": answer(i, s.MinAnswer, s.MaxAnswer)}))
 	}
 	b, err := json.Marshal(msgs)
 	if err != nil {
@@ -53,21 +79,55 @@ func AgentSession(turns int) []byte {
 	return b
 }
 
-// agentWorkloads store a 50-turn agent session (200 rows) as pydantic-ai
-// messages and load it as plain history and as pydantic-ai JSON, the two
-// loads side by side (issue 45, item 1: the target is the second within
-// 1.5x of the first).
-func (e *Env) agentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
-	const key, turns = "agent-200", 50
-	in, err := convert.DecodePydanticAI(bytes.NewReader(AgentSession(turns)))
+// answer is turn i's answer: from lo to hi characters, spread over the
+// range, sentences that vary.
+func answer(i, lo, hi int) string {
+	n := lo + (i*7919)%(hi-lo+1)
+	var b strings.Builder
+	for k := 0; b.Len() < n; k++ {
+		fmt.Fprintf(&b, "Day %d: %s with %s, around %d degrees; %s. ", k+1,
+			[]string{"mild", "warm", "cool", "bright", "grey"}[(i+k)%5], []string{"scattered clouds", "light winds from the west", "a chance of rain in the late afternoon", "clear skies", "morning fog"}[(i*3+k)%5],
+			12+(i+k)%15, []string{"bring a light jacket", "pack an umbrella", "comfortable shoes for walking", "sunscreen for the afternoon", "a sweater for the evening"}[(i+2*k)%5])
+	}
+	return b.String()[:n]
+}
+
+// AgentWorkloads store the real-shaped agent session and the lighter one
+// as pydantic-ai messages and load each as plain history and as
+// pydantic-ai JSON, side by side (issue 57: the second within 1.5x of the
+// first), and the real-shaped one again as a Go SDK's turn sends it.
+func (e *Env) AgentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
+	var out []Workload
+	for _, c := range []struct {
+		prefix string
+		shape  AgentShape
+	}{{"agent session", RealAgent}, {"light agent session", LightAgent}} {
+		ws, err := e.agentPair(ctx, c.prefix, c.shape)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+	}
+	sdk, err := e.sdkTurn(ctx, RealAgent)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.Store.Store(ctx, key, in.Messages, sessionstore.StoreOptions{Decoded: true}); err != nil {
+	return append(out, sdk), nil
+}
+
+// agentPair stores an agent session of shape s through the pydantic-ai
+// path and returns its two loads.
+func (e *Env) agentPair(ctx context.Context, prefix string, s AgentShape) ([]Workload, error) {
+	in, err := convert.DecodePydanticAI(bytes.NewReader(AgentSession(s)))
+	if err != nil {
 		return nil, err
 	}
 	n := len(in.Messages)
-	plain := Workload{Name: fmt.Sprintf("agent session %d: load", n), Rows: n, Size: n,
+	key := fmt.Sprintf("%s-%d", strings.ReplaceAll(prefix, " ", "-"), n)
+	if _, err := e.Store.Store(ctx, key, in.Messages, sessionstore.StoreOptions{Decoded: true}); err != nil {
+		return nil, err
+	}
+	plain := Workload{Name: fmt.Sprintf("%s %d: load", prefix, n), Rows: n, Size: n,
 		Run: func(ctx context.Context) error {
 			h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{})
 			if err == nil && len(h) != n {
@@ -76,7 +136,7 @@ func (e *Env) agentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 			return err
 		}}
 	co := convert.Options{SystemPrompt: "You are a weather bot."}
-	pai := Workload{Name: fmt.Sprintf("agent session %d: load as pydantic-ai", n), Rows: n, Size: n,
+	pai := Workload{Name: fmt.Sprintf("%s %d: load as pydantic-ai", prefix, n), Rows: n, Size: n,
 		Run: func(ctx context.Context) error {
 			_, err := convert.WriteStream(io.Discard, co, func(fn func(m models.HistoryMessage) error) error {
 				return e.Store.LoadEach(ctx, key, sessionstore.LoadOptions{Sources: true}, fn)
@@ -84,4 +144,70 @@ func (e *Env) agentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 			return err
 		}}
 	return []Workload{plain, pai}, nil
+}
+
+// sdkTurn is what a Go agent on openai-go pays for its history each model
+// call: sdk.Library's load (extras, the last row named), remopenai.Messages
+// and the request's json.Marshal, of an agent session of shape s stored
+// as the SDK path stores it (typed tool calls, usage and model). Its floor
+// is the json.Marshal of the same request kept in memory: what an agent
+// that holds its history in memory pays anyway (issue 57: within 1.5x).
+func (e *Env) sdkTurn(ctx context.Context, s AgentShape) (Workload, error) {
+	in, err := convert.DecodePydanticAI(bytes.NewReader(AgentSession(s)))
+	if err != nil {
+		return Workload{}, err
+	}
+	var h []models.HistoryMessage
+	for _, m := range in.Messages {
+		if m.Role == models.RoleSystem {
+			continue // the SDK sends its system prompt with each request
+		}
+		var extra []models.Field
+		for _, f := range m.Extra {
+			if f.Key != convert.SourceKey {
+				extra = append(extra, f)
+			}
+		}
+		if m.Role == models.RoleAssistant {
+			extra = append(extra, models.Field{Key: "model", Value: json.RawMessage(`"gpt-4o-2024-08-06"`)})
+		}
+		m.Extra = extra
+		h = append(h, m)
+	}
+	key := fmt.Sprintf("sdk-turn-%d", len(h))
+	if _, err := e.Store.Store(ctx, key, h, sessionstore.StoreOptions{}); err != nil {
+		return Workload{}, err
+	}
+	prompt := "And the week after, in the same city?"
+	request := func(h []models.HistoryMessage) ([]byte, error) {
+		msgs, err := remopenai.Messages(h, remopenai.Options{System: s.System})
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(openai.ChatCompletionNewParams{Model: "gpt-4o-2024-08-06", Messages: append(msgs, openai.UserMessage(prompt))})
+	}
+	loaded, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true})
+	if err != nil {
+		return Workload{}, err
+	}
+	msgs, err := remopenai.Messages(loaded, remopenai.Options{System: s.System})
+	if err != nil {
+		return Workload{}, err
+	}
+	kept := openai.ChatCompletionNewParams{Model: "gpt-4o-2024-08-06", Messages: append(msgs, openai.UserMessage(prompt))}
+	return Workload{Name: fmt.Sprintf("Go SDK turn, %d rows", len(h)), Rows: len(h), Size: len(h),
+		FloorDef: "json.Marshal of the same openai-go request kept in memory",
+		Run: func(ctx context.Context) error {
+			var last string
+			h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true, OnLast: func(v string) { last = v }})
+			if err != nil {
+				return err
+			}
+			b, err := request(h)
+			if err == nil && (len(b) < 1000 || last == "") {
+				err = fmt.Errorf("a request of %d bytes, last %q", len(b), last)
+			}
+			return err
+		},
+		Floor: func(context.Context) error { _, err := json.Marshal(kept); return err }}, nil
 }

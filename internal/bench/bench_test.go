@@ -136,7 +136,8 @@ func TestWorkloadsSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.MedianMS <= 0 || w.Floor != nil {
+		// No floor on SQLite but the SDK turn's, which is in memory.
+		if r.MedianMS <= 0 || (w.Floor != nil) != strings.HasPrefix(w.Name, "Go SDK turn") {
 			t.Fatalf("%+v", r)
 		}
 	}
@@ -151,27 +152,88 @@ func TestWorkloadsSQLite(t *testing.T) {
 	}
 }
 
-// The agent session is what its doc says: 4 rows a turn (user, a call,
-// its return, an answer of 1,000 to 3,000 characters), decoded as a
-// pydantic-ai store decodes it.
+// The agent sessions are what their shapes say: a system row first where
+// there is a system prompt, then per turn the user's prompt, in the turns
+// with a call the call and its return (paired), and an answer of 1,000 to
+// 3,000 characters; decoded as a pydantic-ai store decodes them.
 func TestAgentSession(t *testing.T) {
-	in, err := convert.DecodePydanticAI(bytes.NewReader(bench.AgentSession(50)))
+	for _, c := range []struct {
+		shape         bench.AgentShape
+		rows, calls   int
+		system        bool
+		answers, tool int
+	}{{bench.RealAgent, 201, 20, true, 80, 20}, {bench.LightAgent, 200, 50, false, 50, 50}} {
+		in, err := convert.DecodePydanticAI(bytes.NewReader(bench.AgentSession(c.shape)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Messages) != c.rows {
+			t.Fatalf("%d rows, want %d", len(in.Messages), c.rows)
+		}
+		msgs := in.Messages
+		if c.system {
+			if msgs[0].Role != models.RoleSystem || msgs[0].Content != c.shape.System {
+				t.Fatalf("first row %+v, want the system prompt", msgs[0])
+			}
+			msgs = msgs[1:]
+		}
+		answers, tools, calls := 0, 0, 0
+		for i, m := range msgs {
+			switch {
+			case m.Role == models.RoleTool:
+				tools++
+				if msgs[i-1].Role != models.RoleAssistant || len(msgs[i-1].ToolCalls) != 1 || msgs[i-1].ToolCalls[0].ID != m.ToolCallID {
+					t.Fatalf("row %d: a return without its call before it: %+v / %+v", i, msgs[i-1], m)
+				}
+			case m.Role == models.RoleAssistant && len(m.ToolCalls) > 0:
+				calls++
+			case m.Role == models.RoleAssistant:
+				answers++
+				if n := utf8.RuneCountInString(m.Content); n < 1000 || n > 3000 {
+					t.Fatalf("answer %d: %d characters", i, n)
+				}
+				if msgs[i-1].Role != models.RoleUser && msgs[i-1].Role != models.RoleTool {
+					t.Fatalf("answer %d after a %s row", i, msgs[i-1].Role)
+				}
+			case m.Role != models.RoleUser:
+				t.Fatalf("row %d: role %s", i, m.Role)
+			}
+		}
+		if answers != c.answers || tools != c.tool || calls != c.calls {
+			t.Fatalf("%d answers, %d calls, %d returns; want %d, %d, %d", answers, calls, tools, c.answers, c.calls, c.tool)
+		}
+	}
+}
+
+// BenchmarkAgent runs the agent workloads alone on real PostgreSQL (what
+// go test -cpuprofile looks at for the pydantic-ai load and the SDK turn).
+func BenchmarkAgent(b *testing.B) {
+	ctx := context.Background()
+	env, err := bench.Open(ctx, dbtest.PostgresURL(b))
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	if len(in.Messages) != 200 {
-		t.Fatalf("%d rows, want 200", len(in.Messages))
+	defer env.Close()
+	ws, err := env.AgentWorkloads(ctx, bench.Quick)
+	if err != nil {
+		b.Fatal(err)
 	}
-	for i, m := range in.Messages {
-		want := []models.Role{models.RoleUser, models.RoleAssistant, models.RoleTool, models.RoleAssistant}[i%4]
-		if m.Role != want {
-			t.Fatalf("row %d: role %s, want %s", i, m.Role, want)
+	for _, w := range ws {
+		for _, v := range []struct {
+			kind string
+			op   bench.Op
+		}{{"remstore", w.Run}, {"floor", w.Floor}} {
+			if v.op == nil {
+				continue
+			}
+			b.Run(strings.ReplaceAll(w.Name, " ", "_")+"/"+v.kind, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := v.op(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
-		if n := utf8.RuneCountInString(m.Content); i%4 == 3 && (n < 1000 || n > 3000) {
-			t.Fatalf("answer %d: %d characters", i, n)
-		}
-	}
-	if len(in.Messages[1].ToolCalls) != 1 || in.Messages[2].ToolCallID != in.Messages[1].ToolCalls[0].ID {
-		t.Fatalf("the call and its return do not pair: %+v / %+v", in.Messages[1].ToolCalls, in.Messages[2])
 	}
 }

@@ -13,6 +13,9 @@ type Target struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
 	Met      *bool  `json:"met,omitempty"`
+	// Note says what the ratio divides by (a floor's definition) or, for
+	// a target not met, where this run's figures put the difference.
+	Note string `json:"note,omitempty"`
 }
 
 // Targets are the targets, in one table, from one run's figures: the same
@@ -31,13 +34,22 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 		}
 		out = append(out, t)
 	}
-	// The pydantic-ai load of a realistic agent session beside the plain one.
+	note := func(s string, a ...any) { out[len(out)-1].Note = fmt.Sprintf(s, a...) }
+	// The pydantic-ai load of each agent session beside its plain load.
 	for _, r := range ws {
 		if n, ok := strings.CutSuffix(r.Name, ": load as pydantic-ai"); ok {
 			if p, ok := work[n+": load"]; ok && p.MedianMS > 0 {
 				x := r.MedianMS / p.MedianMS
 				add(n+" as pydantic-ai / plain", "<= 1.50x", x, x <= 1.5, true, "%.2fx")
+				note("the plain load of the same rows, %.3f ms; the pydantic-ai load %.3f", p.MedianMS, r.MedianMS)
 			}
+		}
+	}
+	// A Go agent's history each model call beside the same request in memory.
+	for _, r := range ws {
+		if strings.HasPrefix(r.Name, "Go SDK turn") && r.FloorMS > 0 {
+			add(r.Name+" / in-memory marshal", "<= 1.50x", r.RatioFloor, r.RatioFloor <= 1.5, true, "%.2fx")
+			note("%s: %.3f ms; the turn %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
 		}
 	}
 	for _, c := range []struct {
@@ -46,6 +58,9 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	}{{"load+compress 10", 1.2}, {"load+compress 1000", 1.1}} {
 		r, ok := work[c.name]
 		add(c.name+" / one-SELECT floor", fmt.Sprintf("<= %.2fx", c.max), r.RatioFloor, r.RatioFloor <= c.max, ok && r.FloorMS > 0, "%.2fx")
+		if r.FloorMS > 0 {
+			note("%s: %.3f ms", r.FloorDef, r.FloorMS)
+		}
 	}
 	if small, large, x, ok := SweepRatio(ws); ok {
 		add(fmt.Sprintf("a turn into %s / into %s", strings.TrimPrefix(large.Name, "store turn into "), strings.TrimPrefix(small.Name, "store turn into ")),

@@ -10,6 +10,7 @@ func TestTargets(t *testing.T) {
 	ws := []Result{
 		{Name: "agent session 200: load", MedianMS: 2},
 		{Name: "agent session 200: load as pydantic-ai", MedianMS: 7},
+		{Name: "Go SDK turn, 200 rows", MedianMS: 2, FloorMS: 1.6, RatioFloor: 1.25, FloorDef: "marshal"},
 		{Name: "load+compress 10", FloorMS: 0.1, RatioFloor: 1.1},
 		{Name: "load+compress 1000", FloorMS: 1, RatioFloor: 1.3},
 		{Name: "store turn into 20", Size: 20, MedianMS: 1.0},
@@ -25,6 +26,7 @@ func TestTargets(t *testing.T) {
 	http := []HTTPResult{{Name: "store a turn", Ratio: 0.84}, {Name: "load 1000", Ratio: 0.97}}
 	want := []struct{ name, measured, met string }{
 		{"agent session 200 as pydantic-ai / plain", "3.50x", "no"},
+		{"Go SDK turn, 200 rows / in-memory marshal", "1.25x", "yes"},
 		{"load+compress 10 / one-SELECT floor", "1.10x", "yes"},
 		{"load+compress 1000 / one-SELECT floor", "1.30x", "no"},
 		{"a turn into 1000000 / into 20", "1.10", "yes"},

@@ -271,6 +271,13 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 		}
 		fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
 	}
+	defs := map[string]bool{}
+	for _, r := range results { // what each ratio divides by
+		if r.FloorDef != "" && !defs[r.FloorDef] {
+			defs[r.FloorDef] = true
+			fmt.Fprintf(e.stdout, "floor of %s (and those like it): %s\n", r.Name, r.FloorDef)
+		}
+	}
 	if small, large, ratio, ok := bench.SweepRatio(results); ok {
 		fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
 	}
@@ -358,5 +365,8 @@ func printTargets(e *env, ts []bench.Target) {
 			met = map[bool]string{true: "yes", false: "no"}[*t.Met]
 		}
 		fmt.Fprintf(e.stdout, "%-52s %9s %10s %s\n", t.Name, t.Goal, t.Measured, met)
+		if t.Note != "" {
+			fmt.Fprintf(e.stdout, "    against %s\n", t.Note)
+		}
 	}
 }
