@@ -110,6 +110,8 @@ type Stream struct {
 	asstPos  int
 	tools    []models.HistoryMessage
 	req      *sourcedRequest // a request rebuilt from SourceKey, open for its next rows
+	rawOnly  bool            // emit reads only Message.Raw of a rebuilt message, and is done with it on return (WriteStream)
+	scratch  []byte          // where a rebuilt message is written when rawOnly
 }
 
 // NewStream returns a Stream writing to emit.
@@ -451,6 +453,7 @@ func compact(raw []byte) json.RawMessage {
 func WriteStream(w io.Writer, o Options, each func(fn func(models.HistoryMessage) error) error) (written int, err error) {
 	jw := NewWriter(w)
 	st := NewStream(o, jw.Write)
+	st.rawOnly = true
 	if err := each(st.Add); err != nil {
 		return jw.Count(), err
 	}

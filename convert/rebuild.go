@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/remstore/remstore/internal/jsonvalid"
 	"github.com/remstore/remstore/models"
 )
 
@@ -13,7 +15,49 @@ import (
 // the parts of its rows so far.
 type sourcedRequest struct {
 	env   map[string]json.RawMessage
-	parts []map[string]json.RawMessage
+	parts []part
+}
+
+// part is one rebuilt part: the stored part's fields, and the row's
+// content where the part takes it (own). The stored map is shared, not
+// copied: copying every part to set its content was a tenth of a
+// pydantic-ai load (issue 57).
+type part struct {
+	f       map[string]json.RawMessage
+	content json.RawMessage
+	own     bool
+}
+
+// get is the part's field k.
+func (p part) get(k string) json.RawMessage {
+	if k == "content" && p.own {
+		return p.content
+	}
+	return p.f[k]
+}
+
+// fields is the part as one map (a copy where the content is the row's).
+func (p part) fields() map[string]json.RawMessage {
+	if !p.own {
+		return p.f
+	}
+	m := make(map[string]json.RawMessage, len(p.f)+1)
+	for k, v := range p.f {
+		m[k] = v
+	}
+	m["content"] = p.content
+	return m
+}
+
+func fieldsOf(parts []part) []map[string]json.RawMessage {
+	if parts == nil {
+		return nil
+	}
+	out := make([]map[string]json.RawMessage, len(parts))
+	for i, p := range parts {
+		out[i] = p.fields()
+	}
+	return out
 }
 
 // sourceOf reads a history message's SourceKey; ok is false when it has none
@@ -42,7 +86,7 @@ func sourceOf(m *models.HistoryMessage) (source, bool) {
 // it came from. A response is complete in its one row; a request stays open
 // for the rows of its other parts.
 func (s *Stream) addSourced(m *models.HistoryMessage, src source) error {
-	parts := fillContent(m, src)
+	parts := fillParts(m, src)
 	if s.o.SystemPrompt != "" {
 		parts = withoutKind(parts, "system-prompt") // Options.SystemPrompt replaces it
 	}
@@ -64,20 +108,21 @@ func (s *Stream) addSourced(m *models.HistoryMessage, src source) error {
 }
 
 // fillContent returns src's parts with the row's content in the parts it
+// came from (fillParts, as maps).
+func fillContent(m *models.HistoryMessage, src source) []map[string]json.RawMessage {
+	return fieldsOf(fillParts(m, src))
+}
+
+// fillParts returns src's parts with the row's content in the parts it
 // came from. Several text parts are split again by their lengths; when the
 // content was cut (a long answer, compressed) it all goes to the first of
 // them and the others are left out: their text is in the cut.
-func fillContent(m *models.HistoryMessage, src source) []map[string]json.RawMessage {
-	parts := make([]map[string]json.RawMessage, len(src.Parts))
-	copy(parts, src.Parts)
-	set := func(i int, v json.RawMessage) {
-		p := make(map[string]json.RawMessage, len(parts[i])+1)
-		for k, x := range parts[i] {
-			p[k] = x
-		}
-		p["content"] = v
-		parts[i] = p
+func fillParts(m *models.HistoryMessage, src source) []part {
+	parts := make([]part, len(src.Parts))
+	for i, p := range src.Parts {
+		parts[i].f = p
 	}
+	set := func(i int, v json.RawMessage) { parts[i].content, parts[i].own = v, true }
 	switch n := len(src.FromRow); {
 	case n == 1:
 		set(src.FromRow[0], rowContent(m))
@@ -107,8 +152,11 @@ func fillContent(m *models.HistoryMessage, src source) []map[string]json.RawMess
 // rowContent is a part's content from its row: a tool result's row holds
 // the JSON of the content, any other row the text.
 func rowContent(m *models.HistoryMessage) json.RawMessage {
-	if m.Role.IsTool() && json.Valid([]byte(m.Content)) {
-		return compact([]byte(m.Content))
+	if m.Role.IsTool() && jsonvalid.Valid([]byte(m.Content)) {
+		if strings.ContainsAny(m.Content, " \t\r\n") {
+			return compact([]byte(m.Content))
+		}
+		return json.RawMessage(m.Content) // compact already: json.Compact would copy it as it is
 	}
 	return jsonString(m.Content)
 }
@@ -157,10 +205,10 @@ func (s *Stream) flushSourced() error {
 }
 
 // withoutKind is parts without those of part_kind kind.
-func withoutKind(parts []map[string]json.RawMessage, kind string) []map[string]json.RawMessage {
+func withoutKind(parts []part, kind string) []part {
 	out := parts[:0:0]
 	for _, p := range parts {
-		if rawString(p["part_kind"]) == kind {
+		if rawString(p.get("part_kind")) == kind {
 			continue
 		}
 		out = append(out, p)
@@ -168,14 +216,21 @@ func withoutKind(parts []map[string]json.RawMessage, kind string) []map[string]j
 	return out
 }
 
-func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]json.RawMessage) error {
-	b, ok := appendSourced(nil, env, parts)
+func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []part) error {
+	var b []byte
+	if s.rawOnly { // the Writer copies Raw before emit returns: one buffer serves every message
+		b = s.scratch[:0]
+	}
+	b, ok := appendSourced(b, env, parts)
+	if s.rawOnly && ok {
+		s.scratch = b
+	}
 	if !ok { // a key that needs escaping: encoding/json writes it
 		msg := make(map[string]any, len(env)+1)
 		for k, v := range env {
 			msg[k] = v
 		}
-		msg["parts"] = parts
+		msg["parts"] = fieldsOf(parts)
 		var err error
 		if b, err = marshal(msg); err != nil {
 			return err
@@ -184,11 +239,14 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 	// The fields beside Raw describe the message for readers of Message (the
 	// viewer); Raw is what is written.
 	m := Message{Raw: b}
+	if s.rawOnly { // WriteStream writes Raw alone
+		return s.emit(m)
+	}
 	str := rawString
 	m.Kind, m.ModelName, m.Timestamp = str(env["kind"]), str(env["model_name"]), str(env["timestamp"])
 	for _, p := range parts {
-		m.Parts = append(m.Parts, Part{PartKind: str(p["part_kind"]), ToolName: str(p["tool_name"]), ToolCallID: str(p["tool_call_id"]),
-			Content: p["content"], Args: p["args"], Timestamp: str(p["timestamp"])})
+		m.Parts = append(m.Parts, Part{PartKind: str(p.get("part_kind")), ToolName: str(p.get("tool_name")), ToolCallID: str(p.get("tool_call_id")),
+			Content: p.get("content"), Args: p.get("args"), Timestamp: str(p.get("timestamp"))})
 	}
 	return s.emit(m)
 }
@@ -199,7 +257,7 @@ func (s *Stream) emitSourced(env map[string]json.RawMessage, parts []map[string]
 // rowContent and jsonString), and validating and compacting each again was
 // a quarter of a pydantic-ai load. ok is false, and nothing
 // should be used, when a key has a byte that encoding would escape.
-func appendSourced(b []byte, env map[string]json.RawMessage, parts []map[string]json.RawMessage) ([]byte, bool) {
+func appendSourced(b []byte, env map[string]json.RawMessage, parts []part) ([]byte, bool) {
 	keys := make([]string, 0, len(env)+1)
 	for k := range env {
 		if k != "parts" {
@@ -242,17 +300,24 @@ func appendSourced(b []byte, env map[string]json.RawMessage, parts []map[string]
 	return append(b, '}'), true
 }
 
-// appendRawObject writes m with its keys sorted and its values as they are.
-func appendRawObject(b []byte, m map[string]json.RawMessage) ([]byte, bool) {
-	if m == nil {
+// appendRawObject writes p with its keys sorted and its values as they are.
+func appendRawObject(b []byte, p part) ([]byte, bool) {
+	m := p.f
+	if m == nil && !p.own {
 		return append(b, "null"...), true
 	}
-	keys := make([]string, 0, len(m))
+	var arr [16]string
+	keys := arr[:0]
 	for k := range m {
 		if !plainKey(k) {
 			return nil, false
 		}
-		keys = append(keys, k)
+		if k != "content" || !p.own {
+			keys = append(keys, k)
+		}
+	}
+	if p.own {
+		keys = append(keys, "content")
 	}
 	slices.Sort(keys)
 	b = append(b, '{')
@@ -263,7 +328,7 @@ func appendRawObject(b []byte, m map[string]json.RawMessage) ([]byte, bool) {
 		b = append(b, '"')
 		b = append(b, k...)
 		b = append(b, '"', ':')
-		b = appendRaw(b, m[k])
+		b = appendRaw(b, p.get(k))
 	}
 	return append(b, '}'), true
 }
@@ -293,6 +358,9 @@ func plainKey(k string) bool {
 // is sliced out, not decoded (decoding them was an eighth of a
 // pydantic-ai load).
 func rawString(v json.RawMessage) string {
+	if len(v) == 0 || v[0] == 'n' || v[0] == '{' || v[0] == '[' || v[0] == 't' || v[0] == 'f' {
+		return "" // missing, null or not a string (a missing key's value was a failed json.Unmarshal)
+	}
 	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
 		in := v[1 : n-1]
 		if bytes.IndexByte(in, '\\') < 0 && bytes.IndexByte(in, '"') < 0 && utf8.Valid(in) {

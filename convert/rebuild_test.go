@@ -12,9 +12,9 @@ import (
 // encoding/json.
 func TestAppendSourcedIsMarshal(t *testing.T) {
 	checked := 0
-	check := func(name string, env map[string]json.RawMessage, parts []map[string]json.RawMessage) {
+	check := func(name string, env map[string]json.RawMessage, parts []part) {
 		t.Helper()
-		msg := map[string]any{"parts": parts}
+		msg := map[string]any{"parts": fieldsOf(parts)}
 		for k, v := range env {
 			if k != "parts" {
 				msg[k] = v
@@ -40,12 +40,14 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 			if env == nil {
 				env = map[string]json.RawMessage{"kind": json.RawMessage(`"request"`)}
 			}
-			check(name, env, fillContent(&rows[i], src))
+			check(name, env, fillParts(&rows[i], src))
 		}
 	}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	check("odd values", map[string]json.RawMessage{"kind": raw(`"response"`), "z": raw(`null`), "a": raw(`"<&>\u2028"`), "parts": raw(`"ignored"`)},
-		[]map[string]json.RawMessage{{"content": raw(`"x"`), "b": raw(`[1,{"c":2}]`)}, nil, {}})
+		[]part{{f: map[string]json.RawMessage{"content": raw(`"x"`), "b": raw(`[1,{"c":2}]`)}}, {}, {f: map[string]json.RawMessage{}},
+			{f: map[string]json.RawMessage{"content": raw(`"stored"`), "z": raw(`1`)}, content: raw(`"row's"`), own: true},
+			{content: raw(`"row's"`), own: true}})
 	check("no parts", map[string]json.RawMessage{"kind": raw(`"request"`)}, nil)
 	if checked < 20 {
 		t.Fatalf("only %d messages checked", checked)
@@ -53,7 +55,7 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 	if _, ok := appendSourced(nil, map[string]json.RawMessage{"k\"ey": raw(`1`)}, nil); ok {
 		t.Fatal("a key that needs escaping was written raw")
 	}
-	if _, ok := appendSourced(nil, map[string]json.RawMessage{}, []map[string]json.RawMessage{{"<b>": raw(`1`)}}); ok {
+	if _, ok := appendSourced(nil, map[string]json.RawMessage{}, []part{{f: map[string]json.RawMessage{"<b>": raw(`1`)}}}); ok {
 		t.Fatal("a part key that needs escaping was written raw")
 	}
 }
@@ -62,7 +64,7 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 // of value.
 func TestRawStringIsUnmarshal(t *testing.T) {
 	for _, v := range []string{`"abc"`, `""`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\xfe\"", `"a\\b"`, `"\n"`, `123`, `null`, `true`,
-		`{"a":1}`, `["x"]`, `"`, `x"`, `"<&>"`, "\"\u2028\""} {
+		`{"a":1}`, `["x"]`, `"`, `x"`, `"<&>"`, "\"\u2028\"", ``, `nul`, `false`, `-1`, `[`, ` "a"`} {
 		var want string
 		_ = json.Unmarshal([]byte(v), &want)
 		if got := rawString(json.RawMessage(v)); got != want {

@@ -75,13 +75,11 @@ func fast(b []byte, src *source) bool {
 			}
 			src.Parts = parts
 		case "from_row":
-			src.FromRow = nil
-			if json.Unmarshal(f.val, &src.FromRow) != nil {
+			if src.FromRow, ok = intList(f.val); !ok {
 				return false
 			}
 		case "lens":
-			src.Lens = nil
-			if json.Unmarshal(f.val, &src.Lens) != nil {
+			if src.Lens, ok = intList(f.val); !ok {
 				return false
 			}
 		default:
@@ -100,10 +98,48 @@ type rawField struct {
 	val json.RawMessage
 }
 
+// intList is json.Unmarshal of a valid value into []int where the value
+// is null or a list of small non-negative integers (what a store writes:
+// [0], [0,2]); false for any other (json.Unmarshal says then), which
+// decoding by reflection cost a twelfth of a pydantic-ai load (issue 57).
+func intList(v json.RawMessage) ([]int, bool) {
+	if isNull(v) {
+		return nil, true
+	}
+	if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+		return nil, false
+	}
+	out := []int{}
+	i := skipSpace(v, 1)
+	if v[i] == ']' {
+		return out, i == len(v)-1
+	}
+	for {
+		n, d := 0, 0
+		for ; i < len(v) && v[i] >= '0' && v[i] <= '9' && d < 9; i, d = i+1, d+1 {
+			n = n*10 + int(v[i]-'0')
+		}
+		if d == 0 || (d > 1 && v[i-d] == '0') {
+			return nil, false
+		}
+		out = append(out, n)
+		i = skipSpace(v, i)
+		switch {
+		case i < len(v)-1 && v[i] == ',':
+			i = skipSpace(v, i+1)
+		case i == len(v)-1: // at ']'
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
 // rawObject is a valid object's fields as a map, the last of a repeated
 // key winning, as json.Unmarshal into a map makes it.
 func rawObject(b []byte) (map[string]json.RawMessage, bool) {
-	fields, ok := splitObject(b)
+	var arr [12]rawField
+	fields, ok := splitObjectInto(arr[:0], b)
 	if !ok {
 		return nil, false
 	}
@@ -114,14 +150,28 @@ func rawObject(b []byte) (map[string]json.RawMessage, bool) {
 	return m, true
 }
 
+// knownKeys are the keys of stored sources, interned: a key read is one of
+// these strings, not a new one each time.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"message", "parts", "from_row", "lens", "kind", "part_kind", "content", "timestamp", "tool_name",
+		"tool_call_id", "args", "id", "metadata", "instructions", "run_id", "model_name", "provider_name", "provider_details",
+		"provider_response_id", "provider_url", "finish_reason", "usage", "dynamic_ref", "details", "signature", "state"} {
+		m[k] = k
+	}
+	return m
+}()
+
 // splitObject splits a valid JSON object into its fields; false for
 // another value or a key with an escape.
-func splitObject(b []byte) ([]rawField, bool) {
+func splitObject(b []byte) ([]rawField, bool) { return splitObjectInto(nil, b) }
+
+// splitObjectInto is splitObject appending to out.
+func splitObjectInto(out []rawField, b []byte) ([]rawField, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	var out []rawField
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return out, true
@@ -137,9 +187,12 @@ func splitObject(b []byte) ([]rawField, bool) {
 			}
 			end++
 		}
-		key := string(b[i+1 : end])
-		if !utf8.ValidString(key) { // json.Unmarshal would replace the bad bytes
-			return nil, false
+		key, known := knownKeys[string(b[i+1:end])]
+		if !known {
+			key = string(b[i+1 : end])
+			if !utf8.ValidString(key) { // json.Unmarshal would replace the bad bytes
+				return nil, false
+			}
 		}
 		i = skipSpace(b, end+1) // at ':'
 		i = skipSpace(b, i+1)

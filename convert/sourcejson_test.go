@@ -18,7 +18,9 @@ func FuzzDecodeSource(f *testing.F) {
 	}
 	for _, s := range []string{`null`, `{}`, `[]`, `{"message":null,"parts":null}`, `{"MESSAGE":{"a":1}}`, `{"message":{"a":1},"message":{"b":2}}`,
 		`{"parts":[{"a":1},null,{"a":2,"a":3}],"from_row":[0],"lens":[1,2]}`, `{"parts":[5]}`, `{"message":"x"}`, `{"from_row":[1.5]}`,
-		"{\"message\":{\"k\xff\":1}}", `{"message":{"k\u0065y":1}}`, ` { "parts" : [ { "a" : [1, {"b": "c\"d"}] } ] , "x": 1e5 } `, `{"parts":[{"a":1}]`} {
+		"{\"message\":{\"k\xff\":1}}", `{"message":{"k\u0065y":1}}`, ` { "parts" : [ { "a" : [1, {"b": "c\"d"}] } ] , "x": 1e5 } `, `{"parts":[{"a":1}]`,
+		`{"from_row":[0,2],"lens":[ 1 , 20 ]}`, `{"lens":[1234567890123]}`, `{"lens":[-1]}`, `{"from_row":[]}`, `{"lens":[1e2]}`,
+		`{"lens":[1,]}`, `{"lens":[99999999999999999999]}`, `{"from_row":null,"lens":[0]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/remstore/remstore/internal/bench"
 	"github.com/remstore/remstore/internal/dbtest"
 	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
 )
 
 // BenchmarkWorkloads runs every workload beside its floor on real
@@ -234,6 +236,39 @@ func BenchmarkAgent(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkAgentConvert is the conversion alone of the real-shaped agent
+// session's pydantic-ai load: the rows loaded once (sources, compressed),
+// then written as pydantic-ai JSON again and again; beside it the plain
+// history's loaded rows walked, for scale.
+func BenchmarkAgentConvert(b *testing.B) {
+	ctx := context.Background()
+	env, err := bench.Open(ctx, dbtest.PostgresURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer env.Close()
+	if _, err := env.AgentWorkloads(ctx, bench.Quick); err != nil {
+		b.Fatal(err)
+	}
+	h, err := env.Store.Load(ctx, "agent-session-201", sessionstore.LoadOptions{Sources: true})
+	if err != nil || len(h) != 201 {
+		b.Fatalf("%d rows: %v", len(h), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := convert.WriteStream(io.Discard, convert.Options{SystemPrompt: "S"}, func(fn func(models.HistoryMessage) error) error {
+			for _, m := range h {
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
