@@ -206,6 +206,9 @@ func (s *Stream) flushSourced() error {
 
 // withoutKind is parts without those of part_kind kind.
 func withoutKind(parts []part, kind string) []part {
+	if !slices.ContainsFunc(parts, func(p part) bool { return rawString(p.get("part_kind")) == kind }) {
+		return parts
+	}
 	out := parts[:0:0]
 	for _, p := range parts {
 		if rawString(p.get("part_kind")) == kind {

@@ -34,7 +34,8 @@ func decodeSource(b []byte, src *source) error {
 // fast splits a valid document into src; false when it cannot say what
 // json.Unmarshal would.
 func fast(b []byte, src *source) bool {
-	fields, ok := splitObject(b)
+	var arr [8]rawField
+	fields, ok := splitObjectInto(arr[:0], b)
 	if !ok {
 		return false
 	}
@@ -214,7 +215,7 @@ func splitArray(b []byte) ([]json.RawMessage, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return nil, false
 	}
-	out := []json.RawMessage{}
+	out := make([]json.RawMessage, 0, 4)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return out, true
