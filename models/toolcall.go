@@ -61,6 +61,18 @@ func ParseToolCalls(raw []byte) ([]ToolCall, error) {
 	if !utf8.Valid(raw) {
 		return nil, bad("tool_calls", "invalid UTF-8")
 	}
+	if calls, ok := parseFlatToolCalls(raw); ok {
+		return calls, nil
+	}
+	return parseToolCallsJSON(raw)
+}
+
+// parseToolCallsJSON is ParseToolCalls of valid UTF-8 through encoding/json:
+// every form, and every error.
+func parseToolCallsJSON(raw []byte) ([]ToolCall, error) {
+	bad := func(field, format string, a ...any) error {
+		return &FieldError{Index: -1, Field: field, Reason: fmt.Sprintf(format, a...)}
+	}
 	var items []map[string]json.RawMessage
 	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
 		return nil, bad("tool_calls", `must be a list of {"id", "name", "arguments"} objects`)
@@ -138,6 +150,124 @@ func ParseToolCalls(raw []byte) ([]ToolCall, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// parseFlatToolCalls reads the list a store writes (AppendToolCalls: each
+// item's id, name and arguments as JSON strings, in any order) without
+// encoding/json, which decoded each item into a map by reflection: a tenth
+// of a Go SDK turn's CPU (issue 57). ok is false for anything else (the
+// nested form, another key or value type, a repeated key, a call Check
+// refuses, JSON it does not read), which ParseToolCalls then reads, and
+// refuses, the slow way: FuzzParseFlatToolCalls holds the two equal.
+func parseFlatToolCalls(raw []byte) ([]ToolCall, bool) {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	out := make([]ToolCall, 0, 2)
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return out, skipWS(raw, i+1) == len(raw)
+	}
+	for len(out) < MaxToolCalls {
+		var c ToolCall
+		var ok bool
+		if i, ok = flatCall(raw, i, &c); !ok || c.Check() != nil {
+			return nil, false
+		}
+		out = append(out, c)
+		i = skipWS(raw, i)
+		switch {
+		case i < len(raw) && raw[i] == ',':
+			i = skipWS(raw, i+1)
+		case i < len(raw) && raw[i] == ']':
+			return out, skipWS(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// flatCall reads the object {"id","name","arguments"} of string values at
+// raw[i] into c; it returns the index past it.
+func flatCall(raw []byte, i int, c *ToolCall) (int, bool) {
+	if i >= len(raw) || raw[i] != '{' {
+		return i, false
+	}
+	seen := 0
+	i = skipWS(raw, i+1)
+	for {
+		key, j, ok := flatString(raw, i)
+		if !ok {
+			return i, false
+		}
+		i = skipWS(raw, j)
+		if i >= len(raw) || raw[i] != ':' {
+			return i, false
+		}
+		val, j, ok := flatString(raw, skipWS(raw, i+1))
+		if !ok {
+			return i, false
+		}
+		bit := 0
+		switch key {
+		case "id":
+			c.ID, bit = val, 1
+		case "name":
+			c.Name, bit = val, 2
+		case "arguments":
+			c.Arguments, bit = val, 4
+		}
+		if bit == 0 || seen&bit != 0 {
+			return i, false
+		}
+		seen |= bit
+		i = skipWS(raw, j)
+		if i >= len(raw) {
+			return i, false
+		}
+		if raw[i] == '}' {
+			return i + 1, true
+		}
+		if raw[i] != ',' {
+			return i, false
+		}
+		i = skipWS(raw, i+1)
+	}
+}
+
+// flatString reads the JSON string at raw[i]: its text and the index past
+// it. Without escapes it is the bytes between the quotes (raw is valid
+// UTF-8); with them, unquote reads it.
+func flatString(raw []byte, i int) (string, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return "", i, false
+	}
+	escaped := false
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '\\':
+			escaped = true
+			j++
+		case c < 0x20:
+			return "", j, false
+		case c == '"':
+			if !escaped {
+				return string(raw[i+1 : j]), j + 1, true
+			}
+			s, ok := unquote(raw[i : j+1])
+			return s, j + 1, ok
+		}
+	}
+	return "", i, false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // argumentsText reads arguments given as a JSON string (of JSON text) or as

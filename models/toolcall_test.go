@@ -1,10 +1,13 @@
 package models
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseToolCalls(t *testing.T) {
@@ -111,6 +114,35 @@ func FuzzParseToolCalls(f *testing.F) {
 		again, err := ParseToolCalls(AppendToolCalls(nil, calls))
 		if err != nil || len(again) != len(calls) || (len(calls) > 0 && !reflect.DeepEqual(again, calls)) {
 			t.Fatalf("round trip %+v -> %+v %v", calls, again, err)
+		}
+	})
+}
+
+// The flat reader is ParseToolCalls through encoding/json wherever it
+// answers: the same calls; and where it does not, ParseToolCalls is that
+// path's answer, error and all.
+func FuzzParseFlatToolCalls(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ ] `, `[{"id":"a","name":"b","arguments":"{}"}]`, `[{"name":"b","id":"a"}]`,
+		`[{"id":"a","name":"b","arguments":"{\"q\":\"x\\u00e9\"}"}, {"id":"c","name":"d","arguments":""}]`,
+		`[{"id":"a","id":"b","name":"c"}]`, `[{"i\u0064":"a","name":"b"}]`, `[{"id":"a","name":"b","arguments":{"x":1}}]`,
+		`[{"id":"a","type":"function","function":{"name":"b","arguments":"{}"}}]`, `[{"id":"a","name":"b"}] x`, `[{"id":"a","name":"b"},]`,
+		`[{"id":"a","name":"b","arguments":"not json"}]`, `[{"id":"","name":"b"}]`, `[{"id":"a\tb","name":"b"}]`, "[{\"id\":\"a\tb\",\"name\":\"b\"}]",
+		`[{"id":null,"name":"b"}]`, `[{"id":"a","name":"b","extra":1}]`, `[{"id":"a","name":"b"}`, `{"id":"a"}`, `[{"id":"a\"","name":"b"}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = bytes.TrimSpace(raw)
+		if !utf8.Valid(raw) || len(raw) == 0 || string(raw) == "null" {
+			return
+		}
+		want, werr := parseToolCallsJSON(raw)
+		got, ok := parseFlatToolCalls(raw)
+		if ok && (werr != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%q: flat %#v, encoding/json %#v (%v)", raw, got, want, werr)
+		}
+		all, err := ParseToolCalls(raw)
+		if fmt.Sprint(err) != fmt.Sprint(werr) || (err == nil && !reflect.DeepEqual(all, want)) {
+			t.Fatalf("%q: ParseToolCalls %#v (%v), encoding/json %#v (%v)", raw, all, err, want, werr)
 		}
 	})
 }
