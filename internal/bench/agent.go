@@ -112,7 +112,7 @@ func (e *Env) AgentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, sdk), nil
+	return append(out, sdk...), nil
 }
 
 // agentPair stores an agent session of shape s through the pydantic-ai
@@ -152,10 +152,10 @@ func (e *Env) agentPair(ctx context.Context, prefix string, s AgentShape) ([]Wor
 // as the SDK path stores it (typed tool calls, usage and model). Its floor
 // is the json.Marshal of the same request kept in memory: what an agent
 // that holds its history in memory pays anyway (issue 57: within 1.5x).
-func (e *Env) sdkTurn(ctx context.Context, s AgentShape) (Workload, error) {
+func (e *Env) sdkTurn(ctx context.Context, s AgentShape) ([]Workload, error) {
 	in, err := convert.DecodePydanticAI(bytes.NewReader(AgentSession(s)))
 	if err != nil {
-		return Workload{}, err
+		return nil, err
 	}
 	var h []models.HistoryMessage
 	for _, m := range in.Messages {
@@ -176,7 +176,7 @@ func (e *Env) sdkTurn(ctx context.Context, s AgentShape) (Workload, error) {
 	}
 	key := fmt.Sprintf("sdk-turn-%d", len(h))
 	if _, err := e.Store.Store(ctx, key, h, sessionstore.StoreOptions{}); err != nil {
-		return Workload{}, err
+		return nil, err
 	}
 	prompt := "And the week after, in the same city?"
 	request := func(h []models.HistoryMessage) ([]byte, error) {
@@ -188,14 +188,15 @@ func (e *Env) sdkTurn(ctx context.Context, s AgentShape) (Workload, error) {
 	}
 	loaded, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true})
 	if err != nil {
-		return Workload{}, err
+		return nil, err
 	}
 	msgs, err := remopenai.Messages(loaded, remopenai.Options{System: s.System})
 	if err != nil {
-		return Workload{}, err
+		return nil, err
 	}
 	kept := openai.ChatCompletionNewParams{Model: "gpt-4o-2024-08-06", Messages: append(msgs, openai.UserMessage(prompt))}
-	return Workload{Name: fmt.Sprintf("Go SDK turn, %d rows", len(h)), Rows: len(h), Size: len(h),
+	n := len(h)
+	turn := Workload{Name: fmt.Sprintf("Go SDK turn, %d rows", n), Rows: n, Size: n,
 		FloorDef: "json.Marshal of the same openai-go request kept in memory",
 		Run: func(ctx context.Context) error {
 			var last string
@@ -209,5 +210,18 @@ func (e *Env) sdkTurn(ctx context.Context, s AgentShape) (Workload, error) {
 			}
 			return err
 		},
-		Floor: func(context.Context) error { _, err := json.Marshal(kept); return err }}, nil
+		Floor: func(context.Context) error { _, err := json.Marshal(kept); return err }}
+	// The turn's load alone beside the rows it reads, in native pgx: where
+	// the turn's time beyond the marshal goes.
+	load := Workload{Name: fmt.Sprintf("Go SDK turn, %d rows: the load", n), Rows: n, Size: n,
+		Run: func(ctx context.Context) error {
+			_, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true, OnLast: func(string) {}})
+			return err
+		}}
+	if e.Conn != nil {
+		sid, _ := e.Store.SessionUUID(key)
+		load.FloorDef = "native pgx: one SELECT of the columns an extras load prints, raw bytes kept (no history built)"
+		load.Floor = func(ctx context.Context) error { return floorExtrasLoad(ctx, e.Conn, sid, n) }
+	}
+	return []Workload{turn, load}, nil
 }

@@ -139,7 +139,7 @@ func TestWorkloadsSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		// No floor on SQLite but the SDK turn's, which is in memory.
-		if r.MedianMS <= 0 || (w.Floor != nil) != strings.HasPrefix(w.Name, "Go SDK turn") {
+		if r.MedianMS <= 0 || (w.Floor != nil) != (w.Name == "Go SDK turn, 200 rows") {
 			t.Fatalf("%+v", r)
 		}
 	}

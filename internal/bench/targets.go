@@ -47,9 +47,12 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	}
 	// A Go agent's history each model call beside the same request in memory.
 	for _, r := range ws {
-		if strings.HasPrefix(r.Name, "Go SDK turn") && r.FloorMS > 0 {
+		if strings.HasPrefix(r.Name, "Go SDK turn") && !strings.HasSuffix(r.Name, ": the load") && r.FloorMS > 0 {
 			add(r.Name+" / in-memory marshal", "<= 1.50x", r.RatioFloor, r.RatioFloor <= 1.5, true, "%.2fx")
 			note("%s: %.3f ms; the turn %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
+			if l, ok := work[r.Name+": the load"]; ok && l.FloorMS > 0 {
+				out[len(out)-1].Note += fmt.Sprintf(", its load %.3f (the rows in native pgx %.3f)", l.MedianMS, l.FloorMS)
+			}
 		}
 	}
 	for _, c := range []struct {
