@@ -136,13 +136,17 @@ func (e *Env) agentPair(ctx context.Context, prefix string, s AgentShape) ([]Wor
 			return err
 		}}
 	co := convert.Options{SystemPrompt: "You are a weather bot."}
+	// Its floor is the plain load, so that the two take turns sample by
+	// sample: measured apart, minutes apart, their ratio moved by 2x from
+	// run to run on a busy machine.
 	pai := Workload{Name: fmt.Sprintf("%s %d: load as pydantic-ai", prefix, n), Rows: n, Size: n,
 		Run: func(ctx context.Context) error {
 			_, err := convert.WriteStream(io.Discard, co, func(fn func(m models.HistoryMessage) error) error {
 				return e.Store.LoadEach(ctx, key, sessionstore.LoadOptions{Sources: true}, fn)
 			})
 			return err
-		}}
+		},
+		Floor: plain.Run, FloorDef: "remstore's plain load of the same session (the history, compressed)"}
 	return []Workload{plain, pai}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 func TestTargets(t *testing.T) {
 	ws := []Result{
 		{Name: "agent session 200: load", MedianMS: 2},
-		{Name: "agent session 200: load as pydantic-ai", MedianMS: 7},
+		{Name: "agent session 200: load as pydantic-ai", MedianMS: 7, FloorMS: 2, RatioFloor: 3.5},
 		{Name: "Go SDK turn, 200 rows", MedianMS: 2, FloorMS: 1.6, RatioFloor: 1.25, FloorDef: "marshal"},
 		{Name: "load+compress 10", FloorMS: 0.1, RatioFloor: 1.1},
 		{Name: "load+compress 1000", FloorMS: 1, RatioFloor: 1.3},
