@@ -207,10 +207,13 @@ func rowsQuery(d repository.SQL, w int) string {
 		// same row comparison of the session index.
 		window = ` AND (created_at, id) >= ((SELECT created_at FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND id = @from), @from)`
 	}
-	return with + `SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
-	CASE WHEN n > @long THEN n ELSE -1 END, ` + plain + `, ` + last + ` AS last_live,
-	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at,
-	` + summary + ` AS summary
+	// The check is written once, in a CTE both its uses read: written out
+	// in the select list and the LIMIT, PostgreSQL ran its two probes
+	// twice a load (four InitPlans; issue 57).
+	return `WITH p AS (SELECT ` + plain + ` AS ok)
+	SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
+	CASE WHEN n > @long THEN n ELSE -1 END, (SELECT ok FROM p), ` + last + ` AS last_live,
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @whole THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,
@@ -224,7 +227,7 @@ func rowsQuery(d repository.SQL, w int) string {
 		CASE WHEN @all THEN metadata->>'model' END AS model, CASE WHEN @all THEN metadata->'reasoning' END AS reasoning,
 		CASE WHEN @all THEN trace_id END AS trace, CASE WHEN @all THEN span_id END AS span
 		FROM messages WHERE session_id = @sid AND tenant_id = @tenant` + window + ` ORDER BY created_at, id
-		LIMIT CASE WHEN ` + plain + ` THEN CAST(@limit AS bigint) ELSE 1 END OFFSET @offset) x
+		LIMIT CASE WHEN (SELECT ok FROM p) THEN CAST(@limit AS bigint) ELSE 1 END OFFSET @offset) x
 	ORDER BY created_at, id`
 }
 
