@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/remstore/remstore/compressor"
 	"github.com/remstore/remstore/models"
@@ -46,4 +47,17 @@ func FuzzCutInGo(f *testing.F) {
 			t.Fatalf("%q: CompressParts %+v (%v), Compress %+v (%v)", content, got, err, want, werr)
 		}
 	})
+}
+
+// asciiLen is the code point count of an ASCII string, -1 for any other.
+func TestASCIILen(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", strings.Repeat("x", 100), "abcdefg\x80", "\xffabcdefgh", "abcdefghé", "é", strings.Repeat("a", 15) + "\x7f"} {
+		want := -1
+		if utf8.ValidString(s) && utf8.RuneCountInString(s) == len(s) {
+			want = len(s)
+		}
+		if got := asciiLen(s); got != want {
+			t.Errorf("asciiLen(%q) = %d, want %d", s, got, want)
+		}
+	}
 }

@@ -634,7 +634,12 @@ func historyOf(r storedRow, live int, sid uuid.UUID, comp *compressor.Compressor
 // Compress reports it. One count of the code points and one check of the
 // bytes; an ASCII answer (as many code points as bytes) is cut by slicing.
 func cutInGo(content string, t int) (head, tail string, n int, ok bool) {
-	n = utf8.RuneCountInString(content)
+	if len(content) <= 2*t { // never more code points than bytes
+		return "", "", len(content), false
+	}
+	if n = asciiLen(content); n < 0 {
+		n = utf8.RuneCountInString(content)
+	}
 	if n <= 2*t {
 		return "", "", n, false
 	}
@@ -656,6 +661,24 @@ func cutInGo(content string, t int) (head, tail string, n int, ok bool) {
 		k++
 	}
 	return content[:bi], content[bj:], n, true
+}
+
+// asciiLen is len(s) when s is ASCII, else -1: eight bytes a step, where
+// utf8.RuneCountInString decodes byte by byte.
+func asciiLen(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if (uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56)&0x8080808080808080 != 0 {
+			return -1
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return -1
+		}
+	}
+	return len(s)
 }
 
 // withViewedItem is m without its Agents SDK item when the row's view
