@@ -9,11 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/remstore/remstore/convert"
 	"github.com/remstore/remstore/models"
-	"github.com/remstore/remstore/sdk/remopenai"
 	"github.com/remstore/remstore/sessionstore"
 )
 
@@ -95,7 +92,8 @@ func answer(i, lo, hi int) string {
 // AgentWorkloads store the real-shaped agent session and the lighter one
 // as pydantic-ai messages and load each as plain history and as
 // pydantic-ai JSON, side by side (issue 57: the second within 1.5x of the
-// first), and the real-shaped one again as a Go SDK's turn sends it.
+// first), and, where sdkTurn is set, the real-shaped one again as a Go
+// SDK's turn sends it.
 func (e *Env) AgentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 	var out []Workload
 	for _, c := range []struct {
@@ -108,12 +106,21 @@ func (e *Env) AgentWorkloads(ctx context.Context, _ Sizes) ([]Workload, error) {
 		}
 		out = append(out, ws...)
 	}
-	sdk, err := e.sdkTurn(ctx, RealAgent)
+	if sdkTurn == nil {
+		return out, nil
+	}
+	sdk, err := sdkTurn(ctx, e, RealAgent)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, sdk...), nil
 }
+
+// sdkTurn makes the Go SDK turn's workloads (sdkturn.go): set only in a
+// build with the sdkbench tag (make bench, make bench-peer), since
+// openai-go, which they marshal, makes remstore's binary 60% larger
+// (49 to 78 MB).
+var sdkTurn func(ctx context.Context, e *Env, s AgentShape) ([]Workload, error)
 
 // agentPair stores an agent session of shape s through the pydantic-ai
 // path and returns its two loads.
@@ -148,84 +155,4 @@ func (e *Env) agentPair(ctx context.Context, prefix string, s AgentShape) ([]Wor
 		},
 		Floor: plain.Run, FloorDef: "remstore's plain load of the same session (the history, compressed)"}
 	return []Workload{plain, pai}, nil
-}
-
-// sdkTurn is what a Go agent on openai-go pays for its history each model
-// call: sdk.Library's load (extras, the last row named), remopenai.Messages
-// and the request's json.Marshal, of an agent session of shape s stored
-// as the SDK path stores it (typed tool calls, usage and model). Its floor
-// is the json.Marshal of the same request kept in memory: what an agent
-// that holds its history in memory pays anyway (issue 57: within 1.5x).
-func (e *Env) sdkTurn(ctx context.Context, s AgentShape) ([]Workload, error) {
-	in, err := convert.DecodePydanticAI(bytes.NewReader(AgentSession(s)))
-	if err != nil {
-		return nil, err
-	}
-	var h []models.HistoryMessage
-	for _, m := range in.Messages {
-		if m.Role == models.RoleSystem {
-			continue // the SDK sends its system prompt with each request
-		}
-		var extra []models.Field
-		for _, f := range m.Extra {
-			if f.Key != convert.SourceKey {
-				extra = append(extra, f)
-			}
-		}
-		if m.Role == models.RoleAssistant {
-			extra = append(extra, models.Field{Key: "model", Value: json.RawMessage(`"gpt-4o-2024-08-06"`)})
-		}
-		m.Extra = extra
-		h = append(h, m)
-	}
-	key := fmt.Sprintf("sdk-turn-%d", len(h))
-	if _, err := e.Store.Store(ctx, key, h, sessionstore.StoreOptions{}); err != nil {
-		return nil, err
-	}
-	prompt := "And the week after, in the same city?"
-	request := func(h []models.HistoryMessage) ([]byte, error) {
-		msgs, err := remopenai.Messages(h, remopenai.Options{System: s.System})
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(openai.ChatCompletionNewParams{Model: "gpt-4o-2024-08-06", Messages: append(msgs, openai.UserMessage(prompt))})
-	}
-	loaded, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true})
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := remopenai.Messages(loaded, remopenai.Options{System: s.System})
-	if err != nil {
-		return nil, err
-	}
-	kept := openai.ChatCompletionNewParams{Model: "gpt-4o-2024-08-06", Messages: append(msgs, openai.UserMessage(prompt))}
-	n := len(h)
-	turn := Workload{Name: fmt.Sprintf("Go SDK turn, %d rows", n), Rows: n, Size: n,
-		FloorDef: "json.Marshal of the same openai-go request kept in memory",
-		Run: func(ctx context.Context) error {
-			var last string
-			h, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true, OnLast: func(v string) { last = v }})
-			if err != nil {
-				return err
-			}
-			b, err := request(h)
-			if err == nil && (len(b) < 1000 || last == "") {
-				err = fmt.Errorf("a request of %d bytes, last %q", len(b), last)
-			}
-			return err
-		},
-		Floor: func(context.Context) error { _, err := json.Marshal(kept); return err }}
-	// The turn's load alone beside the rows it reads, in native pgx: where
-	// the turn's time beyond the marshal goes.
-	load := Workload{Name: fmt.Sprintf("Go SDK turn, %d rows: the load", n), Rows: n, Size: n,
-		Run: func(ctx context.Context) error {
-			_, err := e.Store.Load(ctx, key, sessionstore.LoadOptions{Extras: true, OnLast: func(string) {}})
-			return err
-		}}
-	if e.Conn != nil {
-		sid, _ := e.Store.SessionUUID(key)
-		load.FloorDef = "native pgx: one SELECT of the columns an extras load prints, raw bytes kept (no history built)"
-		load.Floor = func(ctx context.Context) error { return floorExtrasLoad(ctx, e.Conn, sid, n) }
-	}
-	return []Workload{turn, load}, nil
 }
