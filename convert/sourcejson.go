@@ -163,11 +163,8 @@ var knownKeys = func() map[string]string {
 	return m
 }()
 
-// splitObject splits a valid JSON object into its fields; false for
-// another value or a key with an escape.
-func splitObject(b []byte) ([]rawField, bool) { return splitObjectInto(nil, b) }
-
-// splitObjectInto is splitObject appending to out.
+// splitObjectInto splits a valid JSON object into its fields, appended
+// to out; false for another value or a key with an escape.
 func splitObjectInto(out []rawField, b []byte) ([]rawField, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
