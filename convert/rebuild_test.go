@@ -47,7 +47,7 @@ func TestAppendSourcedIsMarshal(t *testing.T) {
 	check("odd values", map[string]json.RawMessage{"kind": raw(`"response"`), "z": raw(`null`), "a": raw(`"<&>\u2028"`), "parts": raw(`"ignored"`)},
 		[]part{{f: map[string]json.RawMessage{"content": raw(`"x"`), "b": raw(`[1,{"c":2}]`)}}, {}, {f: map[string]json.RawMessage{}},
 			{f: map[string]json.RawMessage{"content": raw(`"stored"`), "z": raw(`1`)}, content: raw(`"row's"`), own: true},
-			{content: raw(`"row's"`), own: true}})
+			{content: raw(`"row's"`), own: true}, {f: map[string]json.RawMessage{"content": raw(`"stored"`)}, text: "a \"<b>\" \u2028\n", isText: true, own: true}})
 	check("no parts", map[string]json.RawMessage{"kind": raw(`"request"`)}, nil)
 	if checked < 20 {
 		t.Fatalf("only %d messages checked", checked)
