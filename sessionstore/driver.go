@@ -83,12 +83,10 @@ type rowsArgs struct {
 	// index range from it, whatever the rows before it (a compacted load
 	// of a session only remstore wrote: its summary, its first kept row).
 	from uuid.UUID
-	// fromSummary has a load from the start (windowAll, unplanned, not
-	// ignoring compaction) of a compacted session only remstore wrote read
-	// from the row its last summary leaves shown first, the summary's id in
-	// every row (storedRow.Summary): one statement, whatever the rows the
-	// summary covers.
-	fromSummary bool
+	// last reads the session's last live row into every row
+	// (storedRow.Last, for LoadOptions.OnLast); without it the statement
+	// skips that probe and storedRow.Last is uuid.Nil.
+	last bool
 }
 
 // The windows a rows query reads (rowsTexts' index): every row, from the
@@ -118,6 +116,7 @@ type rowsParams struct {
 	Prefix           string    `sql:"prefix,optional"`     // the stored keys of the session's rows, in windowAll's text (rowsArgs.fromSummary)
 	Limit            int64     `sql:"limit"`
 	Offset           int       `sql:"offset"`
+	Last             bool      `sql:"want_last"` // rowsArgs.last
 }
 
 // params are the query's parameters.
@@ -129,11 +128,7 @@ func (q rowsArgs) params() *rowsParams {
 	p := &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
 		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset,
-		Prefix: noKeyPrefix}
-	if q.fromSummary && q.unplanned && !q.ignoreCompaction {
-		p.Prefix = keyPrefix(q.sid)
-	}
-	return p
+		Last: q.last}
 }
 
 // noKeyPrefix starts no stored key: a rows query's @prefix that finds no kept
@@ -161,10 +156,11 @@ func rowsQuery(d repository.SQL, w int) string {
 	plain := `(@planned OR (NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Unkeyed + `)
 		AND (@ignore_compaction OR NOT EXISTS (SELECT 1 FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND ` + d.Compaction + ` AND deleted_at IS NULL))))`
 	// The last live row, read once per statement, in the statement's own
-	// snapshot: a guarded store names it (LoadOptions.OnLast).
-	last := `(SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)`
-	first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
-	window, with, summary := "", "", "NULL"
+	// snapshot: a guarded store names it (LoadOptions.OnLast). Only where
+	// asked: both databases evaluate the subquery when its branch is
+	// reached, and a load without OnLast (most) skips the probe.
+	last := `CASE WHEN @want_last THEN (SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) END`
+	window := ""
 	switch w {
 	case windowAll:
 		// A load from the start of a compacted session only remstore
