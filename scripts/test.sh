@@ -66,7 +66,7 @@ fi
 
 if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
   mkdir -p .test-output
-  go build -tags sdkbench -o .test-output/remstore ./cmd/remstore  # the Go SDK turn too (internal/bench/sdkturn.go)
+  go build -tags sdkbench -ldflags "$(scripts/ldflags.sh)" -o .test-output/remstore ./cmd/remstore  # the Go SDK turn too (internal/bench/sdkturn.go)
   peer=()
   if [ -n "${REMSTORE_BENCH_PEER:-}" ]; then
     scripts/interop.sh --venv-only

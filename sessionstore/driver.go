@@ -83,6 +83,12 @@ type rowsArgs struct {
 	// index range from it, whatever the rows before it (a compacted load
 	// of a session only remstore wrote: its summary, its first kept row).
 	from uuid.UUID
+	// fromSummary has a load from the start (windowAll, unplanned, not
+	// ignoring compaction) of a compacted session only remstore wrote read
+	// from the row its last summary leaves shown first, the summary's id in
+	// every row (storedRow.Summary): one statement, whatever the rows the
+	// summary covers.
+	fromSummary bool
 	// last reads the session's last live row into every row
 	// (storedRow.Last, for LoadOptions.OnLast); without it the statement
 	// skips that probe and storedRow.Last is uuid.Nil.
@@ -128,7 +134,11 @@ func (q rowsArgs) params() *rowsParams {
 	p := &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
 		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset,
-		Last: q.last}
+		Prefix: noKeyPrefix, Last: q.last}
+	if q.fromSummary && q.unplanned && !q.ignoreCompaction {
+		p.Prefix = keyPrefix(q.sid)
+	}
+	return p
 }
 
 // noKeyPrefix starts no stored key: a rows query's @prefix that finds no kept
@@ -160,7 +170,8 @@ func rowsQuery(d repository.SQL, w int) string {
 	// asked: both databases evaluate the subquery when its branch is
 	// reached, and a load without OnLast (most) skips the probe.
 	last := `CASE WHEN @want_last THEN (SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) END`
-	window := ""
+	first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
+	window, with, summary := "", "", "NULL"
 	switch w {
 	case windowAll:
 		// A load from the start of a compacted session only remstore
@@ -205,11 +216,17 @@ func rowsQuery(d repository.SQL, w int) string {
 	}
 	// The check is written once, in a CTE both its uses read: written out
 	// in the select list and the LIMIT, PostgreSQL ran its two probes
-	// twice a load (four InitPlans; issue 57).
-	return `WITH p AS (SELECT ` + plain + ` AS ok)
+	// twice a load (four InitPlans). A compacted load's b comes first.
+	if with == "" {
+		with = `WITH `
+	} else {
+		with += `, `
+	}
+	return with + `p AS (SELECT ` + plain + ` AS ok)
 	SELECT id, role, CASE WHEN n > @long THEN ` + d.Head + ` ELSE content END, CASE WHEN n > @long THEN ` + d.Tail + ` END,
 	CASE WHEN n > @long THEN n ELSE -1 END, (SELECT ok FROM p), ` + last + ` AS last_live,
-	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at
+	ek, tcid, tname, targs, author, usage, compaction, cb, items, src, agents, model, reasoning, trace, span, created_at, deleted_at,
+	` + summary + ` AS summary
 	FROM (SELECT id, role, content, created_at, deleted_at,
 		CASE WHEN @long >= 0 AND (role = 'assistant' OR role = '') AND deleted_at IS NULL AND ` + d.Bytes + ` > @whole THEN ` + d.Length + ` END AS n,
 		metadata->>'entity_key' AS ek,

@@ -528,7 +528,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	}
 	pos, live := start, 0
 	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources,
-		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction, last: o.OnLast != nil}
+		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction, fromSummary: p.unplanned && !s.byPosition, last: o.OnLast != nil}
 	if p.unplanned { // a planned load reads every row: positions count from the start
 		q.lastN, q.since = o.LastN, o.Since
 	}

@@ -49,7 +49,7 @@ func sdkTurnWorkloads(ctx context.Context, e *Env, s AgentShape) ([]Workload, er
 		h = append(h, m)
 	}
 	key := fmt.Sprintf("sdk-turn-%d", len(h))
-	if _, err := e.Store.StoreMessages(ctx, key, h, ""); err != nil {
+	if _, err := e.Store.Store(ctx, key, h, sessionstore.StoreOptions{}); err != nil {
 		return nil, err
 	}
 	prompt := "And the week after, in the same city?"
