@@ -31,7 +31,7 @@ mkdir -p "$ctx/data"
 if [ -x dist/remstore_linux_amd64_v1/remstore ]; then
   cp dist/remstore_linux_amd64_v1/remstore "$ctx/remstore"
 else
-  CGO_ENABLED=0 go build -trimpath -o "$ctx/remstore" ./cmd/remstore
+  CGO_ENABLED=0 go build -trimpath -ldflags "$(scripts/ldflags.sh)" -o "$ctx/remstore" ./cmd/remstore
 fi
 cp /etc/ssl/certs/ca-certificates.crt "$ctx/" 2>/dev/null || : >"$ctx/ca-certificates.crt"
 cp Dockerfile "$ctx/"
