@@ -57,9 +57,11 @@ type Options struct {
 	// is the user's own). "" is "anonymous" on a database, as the Python
 	// service's, and the API key's own user on serve.
 	User string
-	// Migrate creates or upgrades the tables on open (always for
-	// ":memory:"). Without it, a database must have been migrated
-	// (`remstore migrate`).
+	// Migrate upgrades the tables of a database an older remstore (or the
+	// Python service alone) made. A database without them (":memory:", a
+	// new SQLite file, an empty PostgreSQL database) gets them on open
+	// either way; one with pending upgrades and no Migrate is refused,
+	// naming `remstore migrate up`.
 	Migrate bool
 	// APIKey is sent to a serve URL (Authorization: Bearer); "" is
 	// REMSTORE_API_KEY's value.
