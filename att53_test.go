@@ -18,12 +18,12 @@ import (
 func TestAtt53SquattedPublicIDBreaksGuardedAppend(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	alice, err := remstore.Open(ctx, path, remstore.Options{User: "alice", Migrate: true})
+	alice, err := remstore.Open(ctx, path, remstore.Options{UserID: "alice", Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer alice.Close()
-	bob, err := remstore.Open(ctx, path, remstore.Options{User: "bob"})
+	bob, err := remstore.Open(ctx, path, remstore.Options{UserID: "bob"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestAtt53SquattedPublicIDBreaksGuardedAppend(t *testing.T) {
 // interleave (docs/go.md: "one stores and the other stores nothing at all").
 func TestAtt53LoserOfLaterRoundLeavesHalfTurn(t *testing.T) {
 	ctx := context.Background()
-	st, err := remstore.Open(ctx, ":memory:", remstore.Options{User: "alice"})
+	st, err := remstore.Open(ctx, ":memory:", remstore.Options{UserID: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // file, ":memory:", a PostgreSQL URL or a remstore serve URL, then Append
 // each turn, Load the history for the next model call and Lookup cut text.
 //
-//	store, err := remstore.Open(ctx, ":memory:", remstore.Options{User: "alice"})
+//	store, err := remstore.Open(ctx, ":memory:", remstore.Options{UserID: "alice"})
 //	_, err = store.Append(ctx, "trip-1", []remstore.Message{{Role: remstore.RoleUser, Content: "Hi"}})
 //	h, err := store.Load(ctx, "trip-1") // h.Messages: long answers cut to a REM LOOKUP hint
 //

@@ -56,7 +56,7 @@ type Options struct {
 	// User is whose sessions the store reads and writes (a session name
 	// is the user's own). "" is "anonymous" on a database, as the Python
 	// service's, and the API key's own user on serve.
-	User string
+	UserID string
 	// Migrate upgrades the tables of a database an older remstore (or the
 	// Python service alone) made. A database without them (":memory:", a
 	// new SQLite file, an empty PostgreSQL database) gets them on open
@@ -76,7 +76,7 @@ func Open(ctx context.Context, dsn string, o Options) (Store, error) {
 		if o.APIKey == "" {
 			o.APIKey = os.Getenv("REMSTORE_API_KEY")
 		}
-		c, err := client.New(dsn, client.Options{APIKey: o.APIKey, UserID: o.User}) // "": the key's own user
+		c, err := client.New(dsn, client.Options{APIKey: o.APIKey, UserID: o.UserID}) // "": the key's own user
 		if err != nil {
 			return nil, err
 		}
@@ -89,10 +89,10 @@ func Open(ctx context.Context, dsn string, o Options) (Store, error) {
 	if err := schema(ctx, db, o.Migrate); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	if o.User == "" {
-		o.User = "anonymous"
+	if o.UserID == "" {
+		o.UserID = "anonymous"
 	}
-	st, err := sessionstore.New(db, sessionstore.Options{UserID: o.User})
+	st, err := sessionstore.New(db, sessionstore.Options{UserID: o.UserID})
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}

@@ -26,7 +26,7 @@ func TestOpenNewDatabases(t *testing.T) {
 	for name, dsnOf := range dsns {
 		t.Run(name, func(t *testing.T) {
 			dsn := dsnOf(t)
-			st, err := remstore.Open(ctx, dsn, remstore.Options{User: "alice"})
+			st, err := remstore.Open(ctx, dsn, remstore.Options{UserID: "alice"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,7 +39,7 @@ func (f Flags) Open(ctx context.Context) (sdk.Store, error) {
 	if *f.Serve != "" {
 		dsn = *f.Serve
 	}
-	return remstore.Open(ctx, dsn, remstore.Options{User: *f.User, APIKey: *f.APIKey, Migrate: true})
+	return remstore.Open(ctx, dsn, remstore.Options{UserID: *f.User, APIKey: *f.APIKey, Migrate: true})
 }
 
 // WeatherSchema is the JSON Schema of the examples' get_weather tool.
