@@ -72,10 +72,16 @@ func floorStore(ctx context.Context, c *pgx.Conn, sid uuid.UUID, msgs []models.H
 // decoded every row's whole metadata into a map, work the load itself
 // avoids, and flattered the ratio).
 func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
+	return floorRows(ctx, c, sid, want, "")
+}
+
+// floorRows reads the live rows' plain columns, and extra ones when given
+// (floorExtrasLoad's), each value as the raw bytes pgx received.
+func floorRows(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int, extra string) error {
 	rows, err := c.Query(ctx, `SELECT role, content, created_at,
 		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
 		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
-		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END
+		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END`+extra+`
 		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
 	if err != nil {
 		return err

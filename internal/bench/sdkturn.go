@@ -104,25 +104,6 @@ func sdkTurnWorkloads(ctx context.Context, e *Env, s AgentShape) ([]Workload, er
 // prints beside the plain ones (the typed calls, usage, model, the trace)
 // too.
 func floorExtrasLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
-	rows, err := c.Query(ctx, `SELECT role, content, created_at,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
-		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END,
-		tool_calls->'items', metadata->'usage', metadata->>'model', trace_id, span_id
-		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	n, size := 0, 0
-	for rows.Next() {
-		for _, v := range rows.RawValues() {
-			size += len(v)
-		}
-		n++
-	}
-	if n != want || size == 0 {
-		return fmt.Errorf("floor loaded %d of %d rows (%d bytes)", n, want, size)
-	}
-	return rows.Err()
+	return floorRows(ctx, c, sid, want, `,
+		tool_calls->'items', metadata->'usage', metadata->>'model', trace_id, span_id`)
 }
