@@ -17,12 +17,10 @@ import (
 //	answer, err := sdk.RunTurn(ctx, store, "chat-1", prompt, remopenai.Ask(&client, params, opts), tool)
 func Ask(client *openai.Client, params openai.ChatCompletionNewParams, o Options) sdk.Asker {
 	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := Messages(history, o)
+		p, err := chatParams(params, history, o)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		p := params
-		p.Messages = msgs
 		resp, err := client.Chat.Completions.New(ctx, p)
 		if err != nil {
 			return models.HistoryMessage{}, err
@@ -37,12 +35,10 @@ func Ask(client *openai.Client, params openai.ChatCompletionNewParams, o Options
 // (stream_options.include_usage), as a completion carries it.
 func AskStream(client *openai.Client, params openai.ChatCompletionNewParams, o Options, onChunk func(openai.ChatCompletionChunk)) sdk.Asker {
 	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		msgs, err := Messages(history, o)
+		p, err := chatParams(params, history, o)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		p := params
-		p.Messages = msgs
 		p.StreamOptions.IncludeUsage = openai.Bool(true)
 		stream := client.Chat.Completions.NewStreaming(ctx, p)
 		defer stream.Close()
@@ -66,12 +62,10 @@ func AskStream(client *openai.Client, params openai.ChatCompletionNewParams, o O
 // FromResponse maps it.
 func AskResponses(client *openai.Client, params responses.ResponseNewParams, o Options) sdk.Asker {
 	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		input, err := InputItems(history, o)
+		p, err := responsesParams(params, history, o)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		p := params
-		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
 		resp, err := client.Responses.New(ctx, p)
 		if err != nil {
 			return models.HistoryMessage{}, err
@@ -87,12 +81,10 @@ func AskResponses(client *openai.Client, params responses.ResponseNewParams, o O
 // incomplete, cut) is an error and nothing is stored.
 func AskResponsesStream(client *openai.Client, params responses.ResponseNewParams, o Options, onEvent func(responses.ResponseStreamEventUnion)) sdk.Asker {
 	return func(ctx context.Context, history []models.HistoryMessage) (models.HistoryMessage, error) {
-		input, err := InputItems(history, o)
+		p, err := responsesParams(params, history, o)
 		if err != nil {
 			return models.HistoryMessage{}, err
 		}
-		p := params
-		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
 		stream := client.Responses.NewStreaming(ctx, p)
 		defer stream.Close()
 		var done *responses.Response
@@ -116,4 +108,20 @@ func AskResponsesStream(client *openai.Client, params responses.ResponseNewParam
 		}
 		return FromResponse(done)
 	}
+}
+
+// chatParams is params with the history as its messages (Messages with o),
+// what Ask and AskStream send.
+func chatParams(params openai.ChatCompletionNewParams, history []models.HistoryMessage, o Options) (openai.ChatCompletionNewParams, error) {
+	msgs, err := Messages(history, o)
+	params.Messages = msgs
+	return params, err
+}
+
+// responsesParams is params with the history as its input items
+// (InputItems with o), what AskResponses and AskResponsesStream send.
+func responsesParams(params responses.ResponseNewParams, history []models.HistoryMessage, o Options) (responses.ResponseNewParams, error) {
+	input, err := InputItems(history, o)
+	params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
+	return params, err
 }
