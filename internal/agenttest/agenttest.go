@@ -152,15 +152,7 @@ func Check(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Asker, to
 			if err := loop(st); err != nil {
 				t.Fatalf("remstore loop: %v", err)
 			}
-			got := rec.Bodies()
-			if len(got) != len(mem) {
-				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
-			}
-			for i := range mem {
-				if !bytes.Equal(mem[i], got[i]) {
-					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
-				}
-			}
+			sameRequests(t, mem, rec.Bodies())
 
 			st = b.New(t, Small)
 			if err := loop(st); err != nil {
@@ -327,15 +319,7 @@ func CheckAfter(t *testing.T, rec *fakellm.Recorder, memory Memory, ask sdk.Aske
 					t.Fatalf("remstore loop: %v", err)
 				}
 			}
-			got := rec.Bodies()
-			if len(got) != len(mem) {
-				t.Fatalf("%d requests, memory made %d", len(got), len(mem))
-			}
-			for i := range mem {
-				if !bytes.Equal(mem[i], got[i]) {
-					t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
-				}
-			}
+			sameRequests(t, mem, rec.Bodies())
 		})
 	}
 }
@@ -386,6 +370,20 @@ func CheckStream(t *testing.T, rec *fakellm.Recorder, ask, stream sdk.Asker) {
 	for i := range plain {
 		if string(plain[i]) != string(streamed[i]) {
 			t.Fatalf("answer %d differs:\nplain    %s\nstreamed %s", i, plain[i], streamed[i])
+		}
+	}
+}
+
+// sameRequests fails t unless the loop kept in remstore sent got, byte for
+// byte, the requests the in-memory loop sent (mem).
+func sameRequests(t *testing.T, mem, got [][]byte) {
+	t.Helper()
+	if len(got) != len(mem) {
+		t.Fatalf("%d requests, memory made %d", len(got), len(mem))
+	}
+	for i := range mem {
+		if !bytes.Equal(mem[i], got[i]) {
+			t.Fatalf("request %d differs:\nmemory   %s\nremstore %s", i, mem[i], got[i])
 		}
 	}
 }
