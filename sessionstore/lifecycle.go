@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/repository/table"
@@ -149,7 +150,7 @@ func (s *Store) UpdateSession(ctx context.Context, sessionKey string, u SessionU
 		if err != nil {
 			return SessionInfo{}, fieldErr(-1, "settings", "not JSON: %v", err)
 		}
-		if err := checkJSON(-1, "settings", b, MaxToolArgsBytes); err != nil {
+		if err := msgcheck.CheckJSON(-1, "settings", b, MaxToolArgsBytes); err != nil {
 			return SessionInfo{}, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/remstore/remstore/compressor"
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
 )
@@ -34,7 +35,7 @@ const (
 func (s *Store) Lookup(ctx context.Context, key string) (_ string, err error) {
 	ctx, span := s.span(ctx, "remstore.lookup", "")
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("remstore.key", truncate(key, 300)))
+		span.SetAttributes(attribute.String("remstore.key", msgcheck.Truncate(key, 300)))
 	}
 	defer func() { endSpan(span, err) }()
 	k, err := ParseLookupKey(key)

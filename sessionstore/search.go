@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/remstore/remstore/internal/msgcheck"
 	"github.com/remstore/remstore/internal/words"
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/repository"
@@ -124,7 +125,7 @@ func (o *SearchOptions) check() error {
 	}
 	if o.Role != "" {
 		if err := models.CheckRole(-1, models.Role(o.Role)); err != nil {
-			return fieldErr(-1, "role", "%q is not a role (%s)", truncate(o.Role, 40), strings.Join(roleNames(), ", "))
+			return fieldErr(-1, "role", "%q is not a role (%s)", msgcheck.Truncate(o.Role, 40), strings.Join(roleNames(), ", "))
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"agent", o.Agent}, {"tool", o.Tool}} {

@@ -23,10 +23,6 @@ func validateBatch(msgs []models.HistoryMessage, decoded bool) error {
 	return msgcheck.Messages(msgs, decoded)
 }
 
-func checkJSON(i int, field string, raw []byte, maxBytes int) error {
-	return msgcheck.CheckJSON(i, field, raw, maxBytes)
-}
-
 // checkID validates a session key or user id.
 func checkID(field, s string, maxRunes int) error {
 	if strings.TrimSpace(s) == "" {
@@ -34,5 +30,3 @@ func checkID(field, s string, maxRunes int) error {
 	}
 	return models.CheckText(-1, field, s, maxRunes)
 }
-
-func truncate(s string, n int) string { return msgcheck.Truncate(s, n) }
