@@ -210,8 +210,14 @@ const AgentsSourceKey = visible.AgentsKey
 // rows left out, with long assistant messages compressed. It
 // collects LoadEach: one algorithm for both.
 func (s *Store) Load(ctx context.Context, sessionKey string, o LoadOptions) ([]models.HistoryMessage, error) {
-	out := []models.HistoryMessage{}
+	out := make([]models.HistoryMessage, 0, 16)
 	err := s.LoadEach(ctx, sessionKey, o, func(m models.HistoryMessage) error {
+		if len(out) == cap(out) {
+			// Doubled, where append grows a long slice by a quarter: a
+			// 1,000-message load allocated three times its history
+			// (half its garbage), twice now.
+			out = append(make([]models.HistoryMessage, 0, 2*cap(out)), out...)
+		}
 		out = append(out, m)
 		return nil
 	})
