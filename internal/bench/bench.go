@@ -314,6 +314,14 @@ func (e *Env) loadWorkloads(ctx context.Context, sz Sizes) ([]Workload, error) {
 			w.Peer = e.Peer.op(map[string]any{"op": "load", "sid": sid.String(), "user": "bench"})
 		}
 		out = append(out, w)
+		if pg && n == 1000 {
+			// The same load beside a floor that builds the same history.
+			h := w
+			h.Name, h.Peer = "load+compress 1000, history floor", nil
+			h.Floor = func(ctx context.Context) error { return floorHistory(ctx, e.Conn, sid, n) }
+			h.FloorDef = "native pgx: the same SELECT scanned into []models.HistoryMessage (nothing compressed)"
+			out = append(out, h)
+		}
 	}
 	// The last 20 messages of the largest session by time (since=): an
 	// index range from there, whatever the session's length (issue 45).

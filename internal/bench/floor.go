@@ -100,6 +100,54 @@ func floorRows(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int, extra 
 	return rows.Err()
 }
 
+// floorHistory is a load done by hand in native pgx that builds what a load
+// returns: the same SELECT as floorLoad, each row scanned into a
+// models.HistoryMessage (content and time as strings, a tool row's three
+// fields), nothing compressed. Beside floorLoad, which keeps raw bytes, it
+// says how much of a load's time is the history every caller needs.
+func floorHistory(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
+	rows, err := c.Query(ctx, `SELECT role, content, created_at,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
+		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END
+		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	h := make([]models.HistoryMessage, 0, 16)
+	for rows.Next() {
+		var (
+			role, content string
+			at            time.Time
+			id, name      *string
+			args          []byte
+		)
+		if err := rows.Scan(&role, &content, &at, &id, &name, &args); err != nil {
+			return err
+		}
+		ts := models.FormatTimestamp(at)
+		m := models.HistoryMessage{Role: models.Role(role), Content: content, Timestamp: &ts}
+		if id != nil {
+			m.ToolCallID = *id
+		}
+		if name != nil {
+			m.ToolName = *name
+		}
+		if len(args) > 0 {
+			m.ToolArguments = args
+		}
+		h = append(h, m)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(h) != want {
+		return fmt.Errorf("floor loaded %d of %d rows", len(h), want)
+	}
+	return nil
+}
+
 // exportRows decodes an export's message records into COPY rows of
 // transfer.CopyColumns, once and untimed: the floor is the database's share of an
 // import, the same rows with nothing decoded while the clock runs.

@@ -68,6 +68,9 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 		if r.FloorMS > 0 {
 			note("%s: %.3f ms", r.FloorDef, r.FloorMS)
 		}
+		if h, ok := work[c.name+", history floor"]; ok && h.FloorMS > 0 {
+			out[len(out)-1].Note += fmt.Sprintf("; %.2fx a floor that builds the same history (%s: %.3f ms)", h.RatioFloor, h.FloorDef, h.FloorMS)
+		}
 	}
 	if small, large, x, ok := SweepRatio(ws); ok {
 		add(fmt.Sprintf("a turn into %s / into %s", strings.TrimPrefix(large.Name, "store turn into "), strings.TrimPrefix(small.Name, "store turn into ")),

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -13,6 +14,7 @@ func TestTargets(t *testing.T) {
 		{Name: "Go SDK turn, 200 rows", MedianMS: 2, FloorMS: 1.6, RatioFloor: 1.25, FloorDef: "marshal"},
 		{Name: "load+compress 10", FloorMS: 0.1, RatioFloor: 1.1},
 		{Name: "load+compress 1000", FloorMS: 1, RatioFloor: 1.3},
+		{Name: "load+compress 1000, history floor", FloorMS: 1.25, RatioFloor: 1.04, FloorDef: "built"},
 		{Name: "store turn into 20", Size: 20, MedianMS: 1.0},
 		{Name: "store turn into 1000000", Size: 1_000_000, MedianMS: 1.1},
 		{Name: "load a 20-message session", Size: 20, MedianMS: 0.2},
@@ -50,6 +52,9 @@ func TestTargets(t *testing.T) {
 		if got[i].Name != w.name || got[i].Measured != w.measured || met != w.met {
 			t.Errorf("row %d: %+v (met %s), want %+v", i, got[i], met, w)
 		}
+	}
+	if n := got[3].Note; !strings.HasSuffix(n, "; 1.04x a floor that builds the same history (built: 1.250 ms)") {
+		t.Errorf("load 1000's note: %q", n)
 	}
 	// A run without the parts: every row there, none measured.
 	none := Targets(nil, nil, nil)
