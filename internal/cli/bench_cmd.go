@@ -279,7 +279,7 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 		}
 	}
 	if small, large, ratio, ok := bench.SweepRatio(results); ok {
-		fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", small.Name[len("store turn into "):], large.Name[len("store turn into "):], ratio)
+		fmt.Fprintf(e.stdout, "\nsession-size sweep: a turn into %s / into %s = %.2f\n", large.Name[len("store turn into "):], small.Name[len("store turn into "):], ratio)
 	}
 	if base, large, ratio, ok := bench.BoundedRatio(results); ok {
 		fmt.Fprintf(e.stdout, "bounded load: %s / %s = %.2f\n", large.Name, base.Name, ratio)
