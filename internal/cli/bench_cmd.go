@@ -121,8 +121,11 @@ func (o *benchOpts) check() (parts map[string]bool, stop func(), err error) {
 		}
 		parts[p] = true
 	}
-	if o.httpClients < 1 || o.duration < 0 {
-		return nil, nil, usageErr("--http-clients must be >= 1 and --duration not negative")
+	if o.httpClients < 1 {
+		return nil, nil, usageErr("--http-clients must be >= 1")
+	}
+	if o.duration < 0 {
+		return nil, nil, usageErr("--duration must not be negative")
 	}
 	if o.duration == 0 {
 		o.duration = 5 * time.Second
