@@ -16,7 +16,7 @@ def name(n):
     if n.startswith("load+compress "):
         return "load + compress " + f"{int(n.split()[-1]):,}"
     if n.startswith("lookup in ") and n.endswith("peer schema"):
-        return "lookup, 1,000,000 rows; the peer on its own install.sql schema"
+        return f"lookup, {int(n.split()[2]):,} rows; the Python service on its own install.sql schema"
     if n.startswith("lookup in "):
         return f"lookup, {int(n.split()[2]):,} rows in the table"
     if n.startswith("import "):
@@ -37,7 +37,7 @@ def main(path):
     if isinstance(data, list):  # runs from before the scale parts
         data = {"workloads": data}
     rows = data["workloads"]
-    print("| workload | median ms | p95 ms | rows/s | floor ms | ratio to floor | the peer, ms | remstore faster by | statements (remstore/floor/peer) |")
+    print("| workload | median ms | p95 ms | rows/s | floor ms | ratio to floor | the Python service, ms | remstore faster by | statements (remstore/floor/peer) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         st = r.get("statements") or {}
@@ -46,6 +46,15 @@ def main(path):
         ratio = f"{r['ratio_to_floor']:.2f}" if r.get("ratio_to_floor") else "–"
         peer = f"**{r['peer_over_remstore']:.1f}x**" if r.get("peer_over_remstore") else "–"
         print(f"| {name(r['name'])} | {ms(r['median_ms'])} | {ms(r['p95_ms'])} | {rps} | {ms(r.get('floor_median_ms'))} | {ratio} | {ms(r.get('peer_median_ms'))} | {peer} | {stmts} |")
+    # What each ratio divides by, once per floor (remstore bench prints the same under its table).
+    floors = {}
+    for r in rows:
+        if r.get("floor") and r["floor"] not in floors:
+            floors[r["floor"]] = r["name"]
+    if floors:
+        print()
+        for f, n in floors.items():
+            print(f"- floor of {name(n)} (and those like it): {f}")
 
 
     sweep = [r for r in rows if r["name"].startswith("store turn into ")]
@@ -55,7 +64,7 @@ def main(path):
               f"**{sweep[-1]['median_ms'] / sweep[0]['median_ms']:.2f}**.")
     if data.get("concurrency"):
         print()
-        print("| concurrency (4-message turns) | turns | turns/s | p50 ms | p99 ms | the peer, turns/s | peer p50 ms | peer p99 ms | remstore / peer | rows the peer acknowledged but lost |")
+        print("| concurrency (4-message turns) | turns | turns/s | p50 ms | p99 ms | the Python service, turns/s | peer p50 ms | peer p99 ms | remstore / peer | rows the Python service acknowledged but lost |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for c in data["concurrency"]:
             peer = c.get("peer_turns_per_sec")
@@ -77,11 +86,11 @@ def main(path):
 
     if data.get("targets"):
         print()
-        print("| target | goal | measured | met |")
-        print("|---|---|---:|---|")
+        print("| target | goal | measured | met | against |")
+        print("|---|---|---:|---|---|")
         for t in data["targets"]:
             met = "not measured" if t.get("met") is None else ("**yes**" if t["met"] else "no")
-            print(f"| {t['name']} | {t['goal']} | {t['measured']} | {met} |")
+            print(f"| {t['name']} | {t['goal']} | {t['measured']} | {met} | {t.get('note', '')} |")
 
 
 if __name__ == "__main__":
