@@ -32,11 +32,7 @@ def ms(v):
     return f"{v:,.3f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
 
 
-def main(path):
-    data = json.load(open(path))
-    if isinstance(data, list):  # runs from before the scale parts
-        data = {"workloads": data}
-    rows = data["workloads"]
+def workloads_table(rows):
     print("| workload | median ms | p95 ms | rows/s | floor ms | ratio to floor | the Python service, ms | remstore faster by | statements (remstore/floor/peer) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -57,6 +53,13 @@ def main(path):
             print(f"- floor of {name(n)} (and those like it): {f}")
 
 
+def main(path):
+    data = json.load(open(path))
+    if isinstance(data, list):  # runs from before the scale parts
+        data = {"workloads": data}
+    rows = data.get("workloads") or []  # null in a run of --only concurrency,http
+    if rows:
+        workloads_table(rows)
     sweep = [r for r in rows if r["name"].startswith("store turn into ")]
     if len(sweep) >= 2:
         print()
