@@ -62,9 +62,15 @@ func TestTargets(t *testing.T) {
 		t.Errorf("targets of nothing: %+v", none)
 	}
 	for _, tg := range none {
-		if tg.Met != nil || tg.Measured != "-" {
+		if tg.Met != nil || tg.Measured != "-" || tg.Note != "" {
 			t.Errorf("measured from nothing: %+v", tg)
 		}
+	}
+	// The workloads without the Go SDK turn: a build without -tags
+	// sdkbench, which the row says (and only then).
+	plain := Targets(ws[3:5], nil, nil)
+	if plain[0].Name != "Go SDK turn / in-memory marshal" || plain[0].Met != nil || plain[0].Note == "" {
+		t.Errorf("workloads without the SDK turn: %+v", plain[0])
 	}
 }
 

@@ -368,7 +368,11 @@ func printTargets(e *env, ts []bench.Target) {
 			met = map[bool]string{true: "yes", false: "no"}[*t.Met]
 		}
 		fmt.Fprintf(e.stdout, "%-52s %9s %10s %s\n", t.Name, t.Goal, t.Measured, met)
-		if t.Note != "" {
+		switch {
+		case t.Note == "":
+		case t.Met == nil: // why it was not measured
+			fmt.Fprintf(e.stdout, "    %s\n", t.Note)
+		default:
 			fmt.Fprintf(e.stdout, "    against %s\n", t.Note)
 		}
 	}
