@@ -70,13 +70,20 @@ type Env struct {
 func (e *Env) Close() { e.close() }
 
 // Open prepares dbURL for benchmarks. On PostgreSQL it creates a throwaway
-// schema so a real database is left as it was.
+// schema so a real database is left as it was; a SQLite file has no schema
+// to throw away, so one that holds sessions already is refused.
 func Open(ctx context.Context, dbURL string) (*Env, error) {
 	db, err := repository.Open(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
 	e := &Env{DB: db, URL: dbURL, close: func() { _ = db.Close() }}
+	if !repository.IsPostgres(db) {
+		if err := unusedFile(ctx, db, dbURL); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
 	if repository.IsPostgres(db) {
 		schema := "remstore_bench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 		if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
@@ -136,6 +143,28 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 	}
 	e.Store, err = sessionstore.New(e.DB, sessionstore.Options{UserID: "bench"})
 	return e, err
+}
+
+// unusedFile refuses a SQLite file that holds sessions: the benchmark
+// writes tens of thousands of made-up messages into the file it is given
+// and leaves them there, and without --db that file is the embedded
+// default, the user's own conversations.
+func unusedFile(ctx context.Context, db *repository.DB, path string) error {
+	var tables int
+	if err := db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessions'").Scan(ctx, &tables); err != nil {
+		return err
+	}
+	if tables == 0 {
+		return nil
+	}
+	var used bool
+	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM sessions)").Scan(ctx, &used); err != nil {
+		return err
+	}
+	if used {
+		return fmt.Errorf("bench: %s holds sessions already, and bench would leave its own made-up ones beside them (SQLite has no throwaway schema); give --db a new file of its own, e.g. --db /tmp/remstore-bench.db, or a PostgreSQL URL", path)
+	}
+	return nil
 }
 
 // inSchema refuses a connection where the throwaway schema did not take

@@ -116,6 +116,32 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
+// A SQLite file that holds sessions is refused (bench would leave its own
+// beside them); a new file, or one migrated and empty, is used.
+func TestOpenRefusesAUsedSQLiteFile(t *testing.T) {
+	ctx := context.Background()
+	path := dbtest.NewSQLiteURL(t)
+	env, err := bench.Open(ctx, path) // a new file
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Close()
+	env, err = bench.Open(ctx, path) // migrated, no session yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.Store(ctx, "mine", bench.Turn(0), sessionstore.StoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Close()
+	if env, err = bench.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "holds sessions already") {
+		if env != nil {
+			env.Close()
+		}
+		t.Fatalf("a file with a session: %v, want it refused", err)
+	}
+}
+
 // The workloads run once on SQLite too (no floors there).
 func TestWorkloadsSQLite(t *testing.T) {
 	t.Parallel()

@@ -35,6 +35,9 @@ func newBenchCmd(e *env) *cobra.Command {
 configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
 pgx. --json writes the figures; --svg draws lookup latency against table size.
+A SQLite file has no throwaway schema: bench leaves its sessions there, so it
+refuses a file that holds sessions already (the embedded default when --db is
+not given); give it a new file of its own.
 
 --peer DIR puts the Python service's own session store (its code in DIR) beside
 the workloads it has, on the same database, alternating run by run: store a
@@ -68,7 +71,7 @@ default_query_exec_mode=cache_describe in the URL; bench refuses a database
 that holds remstore's tables already. --peer then runs the Python service
 through PgBouncer too.`,
 		Example: "  remstore bench --db postgres://localhost/bench --iterations 50 --json bench.json --svg lookup.svg\n" +
-			"  remstore bench --quick\n" +
+			"  remstore bench --db postgres://localhost/bench --quick\n" +
 			"  remstore bench --db postgres://localhost/bench --only concurrency,http --duration 10s\n" +
 			"  remstore bench --db postgres://localhost/bench --peer path/to/python-service --peer-python interop/.venv-peer/bin/python",
 		Args: cobra.NoArgs,
