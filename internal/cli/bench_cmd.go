@@ -130,6 +130,13 @@ func (o *benchOpts) check() (parts map[string]bool, stop func(), err error) {
 	if o.duration < 0 {
 		return nil, nil, usageErr("--duration must not be negative")
 	}
+	// The figures are written at the end of a run that may take minutes:
+	// a path they cannot go to is refused before it starts.
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonFile}, {"--svg", o.svgFile}} {
+		if err := writable(f.path); err != nil {
+			return nil, nil, usageErr("%s: %v", f.flag, err)
+		}
+	}
 	if o.duration == 0 {
 		o.duration = 5 * time.Second
 		if o.quick {
@@ -148,6 +155,24 @@ func (o *benchOpts) check() (parts map[string]bool, stop func(), err error) {
 		stop = func() { pprof.StopCPUProfile(); _ = f.Close() }
 	}
 	return parts, stop, nil
+}
+
+// writable checks that a file can be written at path ("" for none),
+// leaving an existing file as it was and removing one it made.
+func writable(path string) error {
+	if path == "" {
+		return nil
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	if os.IsNotExist(statErr) {
+		_ = os.Remove(path)
+	}
+	return nil
 }
 
 // run measures the parts on the configured database and prints (and
@@ -188,12 +213,12 @@ func (o *benchOpts) run(e *env, parts map[string]bool) error {
 	if o.jsonFile != "" {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		if err := os.WriteFile(o.jsonFile, append(b, '\n'), 0o644); err != nil {
-			return err
+			return fmt.Errorf("--json: %w", err)
 		}
 	}
 	if o.svgFile != "" {
 		if err := os.WriteFile(o.svgFile, []byte(bench.LookupSVG(results)), 0o644); err != nil {
-			return err
+			return fmt.Errorf("--svg: %w", err)
 		}
 	}
 	return nil

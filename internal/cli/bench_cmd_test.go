@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"only", func(o *benchOpts) { o.only = "workloads,bogus" }, `--only: "bogus" is not one of`},
 		{"http-clients", func(o *benchOpts) { o.httpClients = 0 }, "--http-clients must be >= 1"},
 		{"duration", func(o *benchOpts) { o.duration = -time.Second }, "--duration must not be negative"},
+		{"json", func(o *benchOpts) { o.jsonFile = filepath.Join(t.TempDir(), "none", "bench.json") }, "--json: open "},
+		{"svg", func(o *benchOpts) { o.svgFile = filepath.Join(t.TempDir(), "none", "lookup.svg") }, "--svg: open "},
 	} {
 		o := ok()
 		c.set(&o)
@@ -29,10 +33,24 @@ func TestBenchFlagErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+	// Paths that can be written are checked without leaving a file, or
+	// touching one that is there.
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "kept.json")
+	if err := os.WriteFile(kept, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	o := ok()
+	o.jsonFile, o.svgFile = kept, filepath.Join(dir, "new.svg")
 	if _, stop, err := o.check(); err != nil {
 		t.Fatal(err)
 	} else {
 		stop()
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "{}" {
+		t.Errorf("kept.json after the check: %q, %v", b, err)
+	}
+	if _, err := os.Stat(o.svgFile); !os.IsNotExist(err) {
+		t.Errorf("new.svg left by the check: %v", err)
 	}
 }
