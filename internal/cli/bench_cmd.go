@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -157,6 +158,15 @@ func (o *benchOpts) check() (parts map[string]bool, stop func(), err error) {
 	return parts, stop, nil
 }
 
+// count is a statement count, or "-" for one not taken (-1: no floor, or no
+// Python service beside the workload), as scripts/bench_table.py prints it.
+func count(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
 // writable checks that a file can be written at path ("" for none),
 // leaving an existing file as it was and removing one it made.
 func writable(path string) error {
@@ -298,7 +308,7 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 		}
 		stmts := "-"
 		if r.Statements != nil {
-			stmts = fmt.Sprintf("%d/%d/%d", r.Statements.Remstore, r.Statements.Floor, r.Statements.Peer)
+			stmts = count(r.Statements.Remstore) + "/" + count(r.Statements.Floor) + "/" + count(r.Statements.Peer)
 		}
 		fmt.Fprintf(e.stdout, "%-30s %10.3f %10.3f %12.0f %10s %8s %10s %8s %12s\n", r.Name, r.MedianMS, r.P95MS, r.RowsPerSec, floor, ratio, peer, pratio, stmts)
 	}

@@ -54,3 +54,10 @@ func TestBenchFlagErrors(t *testing.T) {
 		t.Errorf("new.svg left by the check: %v", err)
 	}
 }
+
+// A statement count not taken (-1) prints as "-", as in the docs' tables.
+func TestBenchCount(t *testing.T) {
+	if got := count(-1) + "/" + count(0) + "/" + count(25); got != "-/0/25" {
+		t.Errorf("counts -1, 0, 25: %q", got)
+	}
+}
