@@ -289,7 +289,9 @@ func (o *benchOpts) workloads(e *env, env *bench.Env, parts map[string]bool) ([]
 		ws = append(ws, sp...)
 	}
 	var results []bench.Result
-	fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
+	if len(ws) > 0 { // none with --only concurrency,http
+		fmt.Fprintf(e.stdout, "%-30s %10s %10s %12s %10s %8s %10s %8s %12s\n", "workload", "median ms", "p95 ms", "rows/s", "floor ms", "ratio", "peer ms", "peer/us", "stmts us/fl/peer")
+	}
 	for _, w := range ws {
 		r, err := bench.Measure(e.ctx, w, o.iters)
 		if err != nil {
