@@ -90,24 +90,34 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 			_ = db.Close()
 			return nil, err
 		}
-		_ = db.Close()
+		// Until the benchmark's own connections are up, the first one drops
+		// the schema again if they fail (a pooler refusing search_path).
+		failed := func(err error) (*Env, error) {
+			if e.DB != nil && e.DB != db {
+				_ = e.DB.Close()
+			}
+			_, _ = db.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
+			_ = db.Close()
+			return nil, err
+		}
 		u, _ := url.Parse(dbURL)
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
 		e.URL = u.String()
 		if e.DB, err = repository.Open(ctx, u.String()); err != nil {
-			return nil, err
+			return failed(err)
 		}
 		// pgxpool's parser takes the pool_* parameters out of the URL
 		// (pool_max_conns=N); pgx's alone would send them to the server.
 		pcfg, err := pgxpool.ParseConfig(u.String())
 		if err != nil {
-			return nil, err
+			return failed(err)
 		}
 		if e.Conn, err = pgx.ConnectConfig(ctx, pcfg.ConnConfig); err != nil {
-			return nil, err
+			return failed(err)
 		}
+		_ = db.Close()
 		dbx := e.DB
 		e.close = func() {
 			_, _ = dbx.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
