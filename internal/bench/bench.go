@@ -19,6 +19,7 @@ import (
 	"github.com/remstore/remstore/repository/citus"
 	"github.com/remstore/remstore/repository/migrations"
 	"github.com/remstore/remstore/sessionstore"
+	"github.com/remstore/remstore/settings"
 	"github.com/remstore/remstore/transfer"
 )
 
@@ -100,17 +101,13 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 			_ = db.Close()
 			return nil, err
 		}
-		u, _ := url.Parse(dbURL)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		e.URL = u.String()
-		if e.DB, err = repository.Open(ctx, u.String()); err != nil {
+		e.URL = withSearchPath(dbURL, schema)
+		if e.DB, err = repository.Open(ctx, e.URL); err != nil {
 			return failed(err)
 		}
 		// pgxpool's parser takes the pool_* parameters out of the URL
 		// (pool_max_conns=N); pgx's alone would send them to the server.
-		pcfg, err := pgxpool.ParseConfig(u.String())
+		pcfg, err := pgxpool.ParseConfig(e.URL)
 		if err != nil {
 			return failed(err)
 		}
@@ -153,6 +150,23 @@ func Open(ctx context.Context, dbURL string) (*Env, error) {
 	}
 	e.Store, err = sessionstore.New(e.DB, sessionstore.Options{UserID: "bench"})
 	return e, err
+}
+
+// withSearchPath is the PostgreSQL connection string dbURL with search_path
+// set to schema: a URL's query parameter, or a keyword DSN's last key (which
+// wins over an earlier one), the two forms --db takes.
+func withSearchPath(dbURL, schema string) string {
+	if settings.IsKeywordDSN(dbURL) {
+		return strings.TrimRight(dbURL, " \t\n") + " search_path=" + schema
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil { // repository.Open has parsed it already
+		return dbURL
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // unusedFile refuses a SQLite file that holds sessions: the benchmark

@@ -87,3 +87,17 @@ func TestForPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestWithSearchPath: the throwaway schema goes into both forms --db takes.
+func TestWithSearchPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u@h/db?sslmode=disable":      "postgres://u@h/db?search_path=s1&sslmode=disable",
+		"postgresql://u@/db?host=/tmp/sock":      "postgresql://u@/db?host=%2Ftmp%2Fsock&search_path=s1",
+		"host=/tmp/sock dbname=db user=u":        "host=/tmp/sock dbname=db user=u search_path=s1",
+		"host=h dbname=db search_path=public \n": "host=h dbname=db search_path=public search_path=s1",
+	} {
+		if got := withSearchPath(in, "s1"); got != want {
+			t.Errorf("withSearchPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
