@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/remstore/remstore/internal/bench"
+	"github.com/remstore/remstore/settings"
 )
 
 // benchParts are what remstore bench runs, in order.
@@ -37,8 +39,9 @@ configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
 pgx. --json writes the figures; --svg draws lookup latency against table size.
 A SQLite file has no throwaway schema: bench leaves its sessions there, so it
-refuses a file that holds sessions already (the embedded default when --db is
-not given); give it a new file of its own.
+refuses a file that holds sessions already; without --db (nor DATABASE_URL) it
+measures on a new SQLite file of its own, removed at the end, never on the
+embedded default that holds your conversations.
 
 --peer DIR puts the Python service's own session store (its code in DIR) beside
 the workloads it has, on the same database, alternating run by run: store a
@@ -188,7 +191,19 @@ func writable(path string) error {
 // run measures the parts on the configured database and prints (and
 // writes) the figures.
 func (o *benchOpts) run(e *env, parts map[string]bool) error {
-	env, err := bench.Open(e.ctx, e.cfg.DatabaseURL)
+	dbURL := e.cfg.DatabaseURL
+	if e.cfg.Sources[settings.KeyDB] == "default" {
+		// Without a database named, the embedded default is the user's own
+		// conversations: the run gets a file of its own instead.
+		dir, err := os.MkdirTemp("", "remstore-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		dbURL = filepath.Join(dir, "bench.db")
+		fmt.Fprintf(e.stderr, "no --db given: measuring on a new SQLite file, %s (removed at the end), not on %s\n", dbURL, e.cfg.DatabaseURL)
+	}
+	env, err := bench.Open(e.ctx, dbURL)
 	if err != nil {
 		return err
 	}
