@@ -34,7 +34,8 @@ var ErrNothingToCompact = errors.New("nothing to compact")
 // Compact summarizes what a load returns today, except the last o.KeepLast
 // messages, and appends the summary (metadata.compaction = true,
 // compacts_before = the position of the first message kept). Later loads
-// return the summary and what follows it; every message stays in the table
+// return the summary and what follows it, without the summaries before it,
+// which it covers (a load showed the last one first); every message stays in the table
 // and recoverable by its key. A tool run is never split: the cut moves back to
 // the assistant message that started it. The summarizer runs outside any
 // transaction (it may be a slow model call); the summary is written as any

@@ -93,6 +93,10 @@ type rowsArgs struct {
 	// (storedRow.Last, for LoadOptions.OnLast); without it the statement
 	// skips that probe and storedRow.Last is uuid.Nil.
 	last bool
+	// summaries reads metadata.compaction even when plain: a load of a
+	// compacted session leaves out every summary but its last (stream).
+	// A load from its summary (fromSummary) reads it without being asked.
+	summaries bool
 }
 
 // The windows a rows query reads (rowsTexts' index): every row, from the
@@ -123,6 +127,7 @@ type rowsParams struct {
 	Limit            int64     `sql:"limit"`
 	Offset           int       `sql:"offset"`
 	Last             bool      `sql:"want_last"` // rowsArgs.last
+	Summaries        bool      `sql:"summaries"` // rowsArgs.summaries
 }
 
 // params are the query's parameters.
@@ -134,7 +139,7 @@ func (q rowsArgs) params() *rowsParams {
 	p := &rowsParams{Sid: q.sid, Tenant: q.tenant, Cut: q.cut, Long: long, Whole: max(long, q.whole), Planned: !q.unplanned,
 		IgnoreCompaction: q.ignoreCompaction, All: !q.plain, AllOrSources: !q.plain || q.sources,
 		Nth: q.lastN - 1, SinceNext: q.since.Truncate(time.Microsecond).Add(time.Microsecond), From: q.from, Limit: q.limit, Offset: q.offset,
-		Prefix: noKeyPrefix, Last: q.last}
+		Prefix: noKeyPrefix, Last: q.last, Summaries: q.summaries}
 	if q.fromSummary && q.unplanned && !q.ignoreCompaction {
 		p.Prefix = keyPrefix(q.sid)
 	}
@@ -234,7 +239,7 @@ func rowsQuery(d repository.SQL, w int) string {
 		CASE WHEN @all OR role = 'tool' THEN metadata->>'tool_name' END AS tname,
 		CASE WHEN @all OR role = 'tool' THEN metadata->'tool_arguments' END AS targs,
 		CASE WHEN @all THEN metadata->>'author' END AS author, CASE WHEN @all THEN metadata->'usage' END AS usage,
-		CASE WHEN @all THEN metadata->'compaction' END AS compaction, CASE WHEN @all THEN metadata->'compacts_before' END AS cb,
+		CASE WHEN @all OR @summaries OR ` + summary + ` IS NOT NULL THEN metadata->'compaction' END AS compaction, CASE WHEN @all THEN metadata->'compacts_before' END AS cb,
 		CASE WHEN @all_or_sources THEN tool_calls->'items' END AS items,
 		CASE WHEN @all_or_sources THEN metadata->'pydantic_ai' END AS src, CASE WHEN @all THEN metadata->'openai_agents' END AS agents,
 		CASE WHEN @all THEN metadata->>'model' END AS model, CASE WHEN @all THEN metadata->'reasoning' END AS reasoning,

@@ -534,7 +534,8 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 	}
 	pos, live := start, 0
 	q := rowsArgs{sid: sid, tenant: s.userID, offset: start, limit: noLimit, cut: s.cutFor(o), whole: s.whole, plain: !o.Extras, sources: o.Extras || o.Sources,
-		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction, fromSummary: p.unplanned && !s.byPosition, last: o.OnLast != nil}
+		unplanned: p.unplanned, ignoreCompaction: o.IgnoreCompaction, fromSummary: p.unplanned && !s.byPosition, last: o.OnLast != nil,
+		summaries: p.summary >= 0}
 	if p.unplanned { // a planned load reads every row: positions count from the start
 		q.lastN, q.since = o.LastN, o.Since
 	}
@@ -555,6 +556,8 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		}
 		if r.Summary != uuid.Nil {
 			switch {
+			case r.Compaction && r.ID != r.Summary: // covered by the last one
+				return nil
 			case summarized:
 				return emit(r, -1)
 			case r.ID != r.Summary:
@@ -578,7 +581,10 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 			return nil
 		}
 		live++
-		if (keyset && r.ID == p.summaryID) || (!keyset && pos == p.summary) || pos < p.from {
+		// Every summary before the last is covered by it (a compaction
+		// covers the summary a load showed first), though its row may come
+		// after the rows the last one keeps: it is not shown again.
+		if (keyset && r.ID == p.summaryID) || (!keyset && pos == p.summary) || pos < p.from || (p.summary >= 0 && r.Compaction) {
 			return nil
 		}
 		return emit(r, live-1)

@@ -1,0 +1,100 @@
+package sessionstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/remstore/remstore/models"
+	"github.com/remstore/remstore/sessionstore"
+)
+
+// nestSummary is a summarizer whose text holds every text it covers, so a
+// load's history names each message it stands for.
+func nestSummary(_ context.Context, msgs []models.HistoryMessage) (string, error) {
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = m.Content
+	}
+	return "S[" + strings.Join(parts, " ") + "]", nil
+}
+
+// A compaction covers the summary before it (it is the first message a load
+// shows), so that summary is never shown again: compacting twice with the
+// same KeepLast gave [S2, m3, m4, m5, S1], the older summary back after the
+// kept messages (its row comes after them), the last message of the history
+// a stale summary and what it covers in the history twice. Every way a load
+// reads (one statement, by position, last n, since) shows exactly the last
+// summary and what it keeps.
+func TestCompactAgainHidesTheSummaryItCovers(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		add  int // messages to store first
+		keep int // then compact keeping this many
+	}
+	cases := []struct {
+		name  string
+		steps []step
+		want  []string
+	}{
+		{"same keep twice", []step{{6, 3}, {0, 3}}, []string{"S[S[m0 m1 m2]]", "m3", "m4", "m5"}},
+		{"cut inside the kept part", []step{{6, 3}, {2, 4}}, []string{"S[S[m0 m1 m2] m3]", "m4", "m5", "m6", "m7"}},
+		{"three times", []step{{6, 3}, {0, 3}, {1, 2}}, []string{"S[S[S[m0 m1 m2]] m3 m4]", "m5", "m6"}},
+		{"keep nothing, then again", []step{{3, 0}, {2, 1}}, []string{"S[S[m0 m1 m2] m3]", "m4"}},
+		{"past the previous summary", []step{{4, 2}, {3, 1}}, []string{"S[S[m0 m1] m2 m3 m4 m5]", "m6"}},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			mk, _ := b.open(t, nil)
+			s := mk("A")
+			for _, c := range cases {
+				key := strings.ReplaceAll(c.name, " ", "-")
+				n := 0
+				for _, st := range c.steps {
+					for range st.add {
+						store(t, s, key, msg("user", fmt.Sprintf("m%d", n)))
+						n++
+					}
+					if _, err := s.Compact(ctx, key, nestSummary, sessionstore.CompactOptions{KeepLast: st.keep}); err != nil {
+						t.Fatalf("%s: compact keeping %d: %v", c.name, st.keep, err)
+					}
+				}
+				all, err := s.Load(ctx, key, sessionstore.LoadOptions{IgnoreCompaction: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				since, err := models.ParseTimestamp(*all[0].Timestamp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range []struct {
+					name string
+					s    *sessionstore.Store
+					o    sessionstore.LoadOptions
+					want []string
+				}{
+					{"one statement", s, sessionstore.LoadOptions{NoCompress: true}, c.want},
+					{"extras", s, sessionstore.LoadOptions{NoCompress: true, Extras: true}, c.want},
+					{"by position", sessionstore.ByPosition(s), sessionstore.LoadOptions{NoCompress: true}, c.want},
+					{"last 2", s, sessionstore.LoadOptions{NoCompress: true, LastN: 2}, c.want[len(c.want)-2:]},
+					{"last 2 by position", sessionstore.ByPosition(s), sessionstore.LoadOptions{NoCompress: true, LastN: 2}, c.want[len(c.want)-2:]},
+					{"since", s, sessionstore.LoadOptions{NoCompress: true, Since: since.Add(-1)}, c.want},
+				} {
+					h, err := l.s.Load(ctx, key, l.o)
+					if err != nil {
+						t.Fatalf("%s, %s: %v", c.name, l.name, err)
+					}
+					got := make([]string, len(h))
+					for i, m := range h {
+						got[i] = m.Content
+					}
+					if fmt.Sprint(got) != fmt.Sprint(l.want) {
+						t.Errorf("%s, %s load: %q, want %q", c.name, l.name, got, l.want)
+					}
+				}
+			}
+		})
+	}
+}
