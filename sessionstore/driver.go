@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"context"
 	"database/sql"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -305,7 +304,7 @@ func eachRowSQL(ctx context.Context, db bun.IDB, q rowsArgs, fn func(storedRow) 
 		r.ToolArgs, r.Usage, r.ToolCalls = compactRaw(args), compactRaw(usage), compactRaw(calls)
 		r.Source, r.AgentsItem = compactRaw(src), compactRaw(agents)
 		r.Compaction = compaction.String == "true"
-		r.CompactsBefore = compactsBefore(before.String)
+		r.CompactsBefore = coversBefore(before.String)
 		r.CreatedAt, r.Deleted = created.Time, deleted.Valid
 		if err := fn(r); err != nil {
 			return err
@@ -336,14 +335,4 @@ func scanOne(rs *sql.Rows, dest ...any) error {
 		return err
 	}
 	return rs.Close()
-}
-
-// compactsBefore is a summary's compacts_before as read (0 for none). Most
-// rows have none: Atoi's error for "" was an allocation a row.
-func compactsBefore(s string) int {
-	if s == "" {
-		return 0
-	}
-	n, _ := strconv.Atoi(s)
-	return n
 }

@@ -172,7 +172,7 @@ func scanRows(rs pgx.Rows, fn func(storedRow) error) error {
 		}
 		r.Key, r.ToolCallID, r.ToolName, r.ToolArgs = raw.text(7), raw.text(8), raw.text(9), raw.json(10)
 		r.Author, r.Usage, r.Compaction = raw.text(11), raw.json(12), raw.text(13) == "true"
-		r.CompactsBefore = compactsBefore(raw.text(14))
+		r.CompactsBefore = coversBefore(raw.text(14))
 		r.ToolCalls, r.Source, r.AgentsItem = raw.json(15), raw.json(16), raw.json(17)
 		r.Model, r.Reasoning, r.TraceID, r.SpanID = raw.text(18), raw.json(19), raw.text(20), raw.text(21)
 		var ok bool

@@ -148,9 +148,9 @@ func forkRows(rows []table.Message, nid uuid.UUID, upTo int, tenant string) []*t
 		meta["message_index"] = len(out)
 		meta["entity_key"] = compressor.BuildKey(nid.String(), len(out))
 		if k, ok := asInt(meta["compacts_before"]); ok {
-			n := 0
-			for q := range k {
-				if _, kept := newPos[q]; kept {
+			n := 0 // the copied rows before position k (never counted up to k: it is any stored number)
+			for q := range newPos {
+				if q < k {
 					n++
 				}
 			}

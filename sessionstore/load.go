@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +62,18 @@ func compactionStart(rows []storedRow) (summary, from int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// coversBefore reads a summary's compacts_before as a query printed it
+// (JSON or text): the position of the first row it leaves shown, never
+// below 0 (a negative one, which no compaction writes, covers nothing); a
+// value that is no integer is 0 too.
+func coversBefore(text string) int {
+	if text == "" { // most rows: Atoi's error for "" was an allocation a row
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.Trim(text, `"`))
+	return max(n, 0)
 }
 
 func asInt(v any) (int, bool) {
@@ -423,7 +436,7 @@ func (s *Store) loadPlan(ctx context.Context, sid uuid.UUID, o LoadOptions) (loa
 	}
 	if summaryID.Valid && !o.IgnoreCompaction {
 		p.summary = pos
-		p.from, _ = strconv.Atoi(cb.String)
+		p.from = coversBefore(cb.String)
 		if pos < 0 { // not counted: every row is remstore's and the kept one holds its key
 			p.summary, _ = strconv.Atoi(index.String)
 			p.summaryID, _ = uuid.Parse(summaryID.String)
