@@ -2,8 +2,12 @@ package sessionstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/remstore/remstore/models"
@@ -98,3 +102,101 @@ func TestCompactAgainHidesTheSummaryItCovers(t *testing.T) {
 		})
 	}
 }
+
+// Compactions racing a writer and loads: every load, whole or of the last
+// few, stands for the messages stored so far, each once and in order (the
+// summaries' texts name what they cover). Before summaries covered by a
+// later one were left out, a load repeated what they covered.
+func TestCompactionsRacingAppendsRepeatNothing(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			mk, _ := b.open(t, nil)
+			s := mk("A")
+			const key, total = "racing", 60
+			var wg sync.WaitGroup
+			done := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(done)
+				for i := range total {
+					if _, err := s.Store(ctx, key, []models.HistoryMessage{msg("user", fmt.Sprintf("m%d", i))}, sessionstore.StoreOptions{}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			running := func() bool {
+				select {
+				case <-done:
+					return false
+				default:
+					return true
+				}
+			}
+			for c := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; running(); r++ {
+						_, err := s.Compact(ctx, key, nestSummary, sessionstore.CompactOptions{KeepLast: (r + c) % 4})
+						if err != nil && !errors.Is(err, sessionstore.ErrNothingToCompact) && !errors.Is(err, sessionstore.ErrNotFound) {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			loads := atomic.Int64{}
+			check := func(h []models.HistoryMessage, lastN int) bool {
+				var toks []string
+				for _, m := range h {
+					toks = append(toks, messageToken.FindAllString(m.Content, -1)...)
+				}
+				for i := 1; i < len(toks); i++ {
+					var a, b int
+					fmt.Sscanf(toks[i-1], "m%d", &a)
+					fmt.Sscanf(toks[i], "m%d", &b)
+					if b != a+1 || (lastN == 0 && toks[0] != "m0") {
+						t.Errorf("a load (last %d) stands for %v", lastN, toks)
+						return false
+					}
+				}
+				return true
+			}
+			for l := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; running(); r++ {
+						lastN := (r * l) % 4
+						h, err := s.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true, LastN: lastN})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						loads.Add(1)
+						if !check(h, lastN) {
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			h, err := s.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if check(h, 0) {
+				if n := len(messageToken.FindAllString(historyJSON(t, h), -1)); n != total {
+					t.Errorf("the last load stands for %d messages of %d", n, total)
+				}
+			}
+			t.Logf("%d loads beside the writer", loads.Load())
+		})
+	}
+}
+
+var messageToken = regexp.MustCompile(`\bm\d+\b`)
