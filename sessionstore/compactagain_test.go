@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/remstore/remstore/models"
 	"github.com/remstore/remstore/sessionstore"
@@ -200,3 +201,50 @@ func TestCompactionsRacingAppendsRepeatNothing(t *testing.T) {
 }
 
 var messageToken = regexp.MustCompile(`\bm\d+\b`)
+
+// A load since a time keeps tool pairs whole: a tool result whose call was
+// created before Since is left out with it. On a compacted session the
+// summary, handed out first, let such a result through (it opened the
+// window as the call would have): [S, tool result, a2].
+func TestSinceOnACompactedSessionKeepsToolPairsWhole(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			mk, _ := b.open(t, nil)
+			s := mk("A")
+			store(t, s, "since", msg("user", "u0"), msg("assistant", "a0"), msg("user", "u1"), msg("assistant", "a1 calls"))
+			store(t, s, "since", models.HistoryMessage{Role: "tool", Content: `{"r":1}`, ToolCallID: "c1", ToolName: "t"}, msg("assistant", "a2"))
+			all, err := s.Load(ctx, "since", sessionstore.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call, err := models.ParseTimestamp(*all[3].Timestamp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Compact(ctx, "since", nestSummary, sessionstore.CompactOptions{KeepLast: 4}); err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range []*sessionstore.Store{s, sessionstore.ByPosition(s)} {
+				for _, o := range []sessionstore.LoadOptions{{Since: call}, {Since: call, Extras: true}, {Since: call.Add(-time.Microsecond)}} {
+					h, err := st.Load(ctx, "since", o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, m := range h {
+						got = append(got, m.Content)
+					}
+					want := []string{"S[u0 a0]", "a2"}
+					if o.Since.Before(call) {
+						want = []string{"S[u0 a0]", "a1 calls", `{"r":1}`, "a2"}
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("since %s: %q, want %q", o.Since, got, want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -307,7 +307,7 @@ func (s *Store) loadEach(ctx context.Context, sid uuid.UUID, o LoadOptions, fn f
 	}
 	tail := newWindow(o, emit)
 	err := s.withRetry(ctx, "load session "+sid.String(), func(err error) bool { return !started && connectionLost(err) }, func() error {
-		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, &last, tail.add)
+		err := s.stream(ctx, sid, loadPlan{summary: -1, unplanned: true}, o, &last, tail)
 		if !errors.Is(err, errPlanNeeded) {
 			return err
 		}
@@ -316,7 +316,7 @@ func (s *Store) loadEach(ctx context.Context, sid uuid.UUID, o LoadOptions, fn f
 			return err
 		}
 		tail.buffer, tail.buf, tail.head = true, tail.buf[:0], 0 // every row comes: the window is known at the end
-		return s.stream(ctx, sid, p, o, &last, tail.add)
+		return s.stream(ctx, sid, p, o, &last, tail)
 	})
 	if err == nil {
 		err = tail.flush()
@@ -375,6 +375,16 @@ func (w *window) add(m models.HistoryMessage) error {
 		return nil
 	}
 	w.opened = true
+	return w.fn(m)
+}
+
+// summary passes on a compaction summary, which a load hands out first: it
+// stands for what comes before the window and does not open it (a tool
+// result after it whose call is before Since is left out, as without it).
+func (w *window) summary(m models.HistoryMessage) error {
+	if !w.cut || w.buffer && w.n > 0 { // LastN: in the ring, as any message
+		return w.add(m)
+	}
 	return w.fn(m)
 }
 
@@ -515,14 +525,16 @@ func init() {
 // leaves shown. Positional keys count live rows from the start, so a session
 // with rows the Python service wrote streams from position 0 (skipping what the
 // summary covers); one only remstore wrote starts where the summary says.
-func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *uuid.UUID, fn func(models.HistoryMessage) error) error {
-	emit := func(r storedRow, live int) error {
+func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOptions, last *uuid.UUID, w *window) error {
+	pass := func(r storedRow, live int, fn func(models.HistoryMessage) error) error {
 		m, ok, err := historyOf(r, live, sid, s.comp, p.taken, o)
 		if err != nil || !ok {
 			return err
 		}
 		return fn(m)
 	}
+	emit := func(r storedRow, live int) error { return pass(r, live, w.add) }
+	summary := func(r storedRow) error { return pass(r, -1, w.summary) }
 	// A session only remstore wrote reads from the summary's row and the
 	// kept row by index ranges (rowsArgs.from); any other by position.
 	keyset := p.taken == nil && p.keptID != uuid.Nil && p.summaryID != uuid.Nil
@@ -535,7 +547,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 		err := s.eachRow(ctx, s.db, q,
 			func(r storedRow) error {
 				*last = r.Last
-				return emit(r, -1)
+				return summary(r)
 			})
 		if err != nil {
 			return err
@@ -578,7 +590,7 @@ func (s *Store) stream(ctx context.Context, sid uuid.UUID, p loadPlan, o LoadOpt
 				return nil
 			}
 			summarized = true
-			if err := emit(r, -1); err != nil {
+			if err := summary(r); err != nil {
 				return err
 			}
 			for _, h := range held {
