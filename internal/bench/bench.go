@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -276,6 +277,19 @@ type Sizes struct {
 	Lookups []int // rows in the table
 	Import  int
 	Sweep   []int // messages in the session a turn is stored into
+}
+
+// String says the sizes in words, as bench prints them.
+func (s Sizes) String() string {
+	list := func(ns []int) string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = strconv.Itoa(n)
+		}
+		return strings.Join(out, ", ")
+	}
+	return fmt.Sprintf("loads of %s messages; lookups in %s rows; an import of %d; turns into sessions of %s",
+		list(s.Load), list(s.Lookups), s.Import, list(s.Sweep))
 }
 
 var (

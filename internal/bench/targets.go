@@ -43,6 +43,9 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 			note("%s: %.3f ms; the pydantic-ai load %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
 		}
 	}
+	if len(out) == 0 {
+		add("agent session as pydantic-ai / plain", "<= 1.50x", 0, false, false, "")
+	}
 	// A Go agent's history each model call beside the same request in
 	// memory (built with the sdkbench tag only).
 	sdk := len(out)
@@ -89,6 +92,11 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 			}
 		}
 		add("serve / library: "+h, ">= 90%", ratio(r, func(r *HTTPResult) float64 { return 100 * r.Ratio }), r != nil && r.Ratio >= 0.9, r != nil, "%.0f%%")
+		if r != nil && r.BareRatio > 0 {
+			// What HTTP itself costs here: the bare handler in the same slots.
+			note("a bare net/http handler (read, decode, call the library, answer) in the same slots: %.0f%% of the library; serve %.0f%% of the bare handler",
+				100*r.BareRatio, 100*r.ServeOverBare)
+		}
 	}
 	var own *ConcResult
 	for i := range conc {
@@ -98,6 +106,12 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	}
 	add("32 writers, own sessions / the Python service", ">= 5.00x", ratio(own, func(c *ConcResult) float64 { return c.RatioPeer }),
 		own != nil && own.RatioPeer >= 5, own != nil && own.RatioPeer > 0, "%.2fx")
+	if own != nil && own.RatioPeer > 0 {
+		note("%.0f against %.0f turns/s", own.TurnsPerSec, own.PeerTurnsPerSec)
+		if own.ServerCPUPerTurnMS > 0 && own.PeerServerCPUPerTurnMS > 0 {
+			out[len(out)-1].Note += fmt.Sprintf("; PostgreSQL's CPU a turn %.3f ms against %.3f ms", own.ServerCPUPerTurnMS, own.PeerServerCPUPerTurnMS)
+		}
+	}
 	add("32 writers, own sessions: p99 / p50", "< 3.00x", ratio(own, func(c *ConcResult) float64 { return c.P99MS / c.P50MS }),
 		own != nil && own.P99MS < 3*own.P50MS, own != nil && own.P50MS > 0, "%.2fx")
 	return out
