@@ -66,7 +66,9 @@ fi
 
 if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
   mkdir -p .test-output
-  go build -tags sdkbench -ldflags "$(scripts/ldflags.sh)" -o .test-output/remstore ./cmd/remstore  # the Go SDK turn too (internal/bench/sdkturn.go)
+  # A name of its own: scripts/interop.sh (for --peer) builds .test-output/remstore
+  # without the tag, which left the Go SDK turn out of make bench-peer.
+  go build -tags sdkbench -ldflags "$(scripts/ldflags.sh)" -o .test-output/remstore-bench ./cmd/remstore  # the Go SDK turn too (internal/bench/sdkturn.go)
   peer=()
   if [ -n "${REMSTORE_BENCH_PEER:-}" ]; then
     scripts/interop.sh --venv-only
@@ -81,15 +83,15 @@ if [ -n "${REMSTORE_BENCH_ONLY:-}" ]; then  # make bench, make bench-peer
     [ -n "${REMSTORE_TEST_CITUS_URL:-}" ] || { echo "bench-citus: no Citus cluster" >&2; exit 1; }
     quick=(); [ -n "${QUICK:-}" ] && quick=(--quick)
     echo "== single-node PostgreSQL"
-    .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-single.json
+    .test-output/remstore-bench bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-single.json
     echo "== Citus: coordinator + 2 workers"
-    .test-output/remstore bench --db "$REMSTORE_TEST_CITUS_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-citus.json
+    .test-output/remstore-bench bench --db "$REMSTORE_TEST_CITUS_URL" --iterations "${ITERATIONS:-20}" "${quick[@]}" --json .test-output/bench-citus.json
     python3 scripts/bench_compare.py .test-output/bench-single.json .test-output/bench-citus.json | tee .test-output/bench-citus.md
     exit 0
   fi
   # 10 s a side: the concurrency and HTTP figures move with fsync spells
   # on a small machine, and a longer run averages more of them.
-  .test-output/remstore bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" --duration "${DURATION:-10s}" \
+  .test-output/remstore-bench bench --db "$REMSTORE_TEST_DATABASE_URL" --iterations "${ITERATIONS:-20}" --duration "${DURATION:-10s}" \
     --json .test-output/bench.json --svg .test-output/lookup.svg "${peer[@]}"
   exit 0
 fi
