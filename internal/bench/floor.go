@@ -75,14 +75,21 @@ func floorLoad(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error 
 	return floorRows(ctx, c, sid, want, "")
 }
 
+// floorSelect is the floors' load statement: the columns a plain load
+// prints (role, content, time, a tool row's three fields read on the
+// server), and extra ones when given, the live rows in load order.
+func floorSelect(extra string) string {
+	return `SELECT role, content, created_at,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
+		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
+		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END` + extra + `
+		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`
+}
+
 // floorRows reads the live rows' plain columns, and extra ones when given
 // (floorExtrasLoad's), each value as the raw bytes pgx received.
 func floorRows(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int, extra string) error {
-	rows, err := c.Query(ctx, `SELECT role, content, created_at,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
-		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END`+extra+`
-		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
+	rows, err := c.Query(ctx, floorSelect(extra), [16]byte(sid), "bench")
 	if err != nil {
 		return err
 	}
@@ -106,11 +113,7 @@ func floorRows(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int, extra 
 // fields), nothing compressed. Beside floorLoad, which keeps raw bytes, it
 // says how much of a load's time is the history every caller needs.
 func floorHistory(ctx context.Context, c *pgx.Conn, sid uuid.UUID, want int) error {
-	rows, err := c.Query(ctx, `SELECT role, content, created_at,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_call_id' END,
-		CASE WHEN role = 'tool' THEN metadata->>'tool_name' END,
-		CASE WHEN role = 'tool' THEN metadata->'tool_arguments' END
-		FROM messages WHERE session_id = $1 AND tenant_id = $2 AND deleted_at IS NULL ORDER BY created_at, id`, [16]byte(sid), "bench")
+	rows, err := c.Query(ctx, floorSelect(""), [16]byte(sid), "bench")
 	if err != nil {
 		return err
 	}
