@@ -89,7 +89,7 @@ def main(path):
 
     if data.get("targets"):
         print()
-        print("| target | goal | measured | met | against |")
+        print("| target | goal | measured | met | note |")
         print("|---|---|---:|---|---|")
         for t in data["targets"]:
             met = "not measured" if t.get("met") is None else ("**yes**" if t["met"] else "no")

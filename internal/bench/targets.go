@@ -13,8 +13,9 @@ type Target struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
 	Met      *bool  `json:"met,omitempty"`
-	// Note says what the ratio divides by (a floor's definition) or, for
-	// a target not met, where this run's figures put the difference.
+	// Note says what the ratio divides by (a floor's definition), why a
+	// target was not measured, or where this run's figures put the
+	// difference; printed as it is.
 	Note string `json:"note,omitempty"`
 }
 
@@ -40,7 +41,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	for _, r := range ws {
 		if n, ok := strings.CutSuffix(r.Name, ": load as pydantic-ai"); ok && r.FloorMS > 0 {
 			add(n+" as pydantic-ai / plain", "<= 1.50x", r.RatioFloor, r.RatioFloor <= 1.5, true, "%.2fx")
-			note("%s: %.3f ms; the pydantic-ai load %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
+			note("against %s: %.3f ms; the pydantic-ai load %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
 		}
 	}
 	if len(out) == 0 {
@@ -52,7 +53,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	for _, r := range ws {
 		if strings.HasPrefix(r.Name, "Go SDK turn") && !strings.HasSuffix(r.Name, ": the load") && r.FloorMS > 0 {
 			add(r.Name+" / in-memory marshal", "<= 1.50x", r.RatioFloor, r.RatioFloor <= 1.5, true, "%.2fx")
-			note("%s: %.3f ms; the turn %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
+			note("against %s: %.3f ms; the turn %.3f", r.FloorDef, r.FloorMS, r.MedianMS)
 			if l, ok := work[r.Name+": the load"]; ok && l.FloorMS > 0 {
 				out[len(out)-1].Note += fmt.Sprintf(", its load %.3f (the rows in native pgx %.3f)", l.MedianMS, l.FloorMS)
 			}
@@ -71,7 +72,7 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 		r, ok := work[c.name]
 		add(c.name+" / one-SELECT floor", fmt.Sprintf("<= %.2fx", c.max), r.RatioFloor, r.RatioFloor <= c.max, ok && r.FloorMS > 0, "%.2fx")
 		if r.FloorMS > 0 {
-			note("%s: %.3f ms", r.FloorDef, r.FloorMS)
+			note("against %s: %.3f ms", r.FloorDef, r.FloorMS)
 		}
 		if h, ok := work[c.name+", history floor"]; ok && h.FloorMS > 0 {
 			out[len(out)-1].Note += fmt.Sprintf("; %.2fx a floor that builds the same history (%s: %.3f ms)", h.RatioFloor, h.FloorDef, h.FloorMS)
@@ -107,9 +108,9 @@ func Targets(ws []Result, conc []ConcResult, http []HTTPResult) []Target {
 	add("32 writers, own sessions / the Python service", ">= 5.00x", ratio(own, func(c *ConcResult) float64 { return c.RatioPeer }),
 		own != nil && own.RatioPeer >= 5, own != nil && own.RatioPeer > 0, "%.2fx")
 	if own != nil && own.RatioPeer > 0 {
-		note("%.0f against %.0f turns/s", own.TurnsPerSec, own.PeerTurnsPerSec)
+		note("remstore %.0f turns/s, the Python service %.0f", own.TurnsPerSec, own.PeerTurnsPerSec)
 		if own.ServerCPUPerTurnMS > 0 && own.PeerServerCPUPerTurnMS > 0 {
-			out[len(out)-1].Note += fmt.Sprintf("; PostgreSQL's CPU a turn %.3f ms against %.3f ms", own.ServerCPUPerTurnMS, own.PeerServerCPUPerTurnMS)
+			out[len(out)-1].Note += fmt.Sprintf("; PostgreSQL's CPU a turn %.3f ms and %.3f ms", own.ServerCPUPerTurnMS, own.PeerServerCPUPerTurnMS)
 		}
 	}
 	add("32 writers, own sessions: p99 / p50", "< 3.00x", ratio(own, func(c *ConcResult) float64 { return c.P99MS / c.P50MS }),

@@ -59,7 +59,7 @@ func TestTargets(t *testing.T) {
 	}
 	for i, n := range map[int]string{
 		8:  "a bare net/http handler (read, decode, call the library, answer) in the same slots: 85% of the library; serve 99% of the bare handler",
-		10: "3200 against 1000 turns/s; PostgreSQL's CPU a turn 0.600 ms against 1.500 ms",
+		10: "remstore 3200 turns/s, the Python service 1000; PostgreSQL's CPU a turn 0.600 ms and 1.500 ms",
 	} {
 		if got[i].Note != n {
 			t.Errorf("row %d's note: %q, want %q", i, got[i].Note, n)
@@ -108,5 +108,27 @@ func TestWithSearchPath(t *testing.T) {
 		if got := withSearchPath(in, "s1"); got != want {
 			t.Errorf("withSearchPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A larger session measured beside the smallest as its floor gives the
+// ratio of the samples that took turns, not of two medians taken minutes
+// apart.
+func TestScaleRatiosTakeTurns(t *testing.T) {
+	rs := []Result{
+		{Name: "store turn into 20", MedianMS: 1.0},
+		{Name: "store turn into 1000000", MedianMS: 1.4, FloorMS: 1.3, RatioFloor: 1.08},
+		{Name: "load a 20-message session", MedianMS: 0.2},
+		{Name: "load compacted 1000000 keeping 20", MedianMS: 0.26, FloorMS: 0.25, RatioFloor: 1.04},
+		{Name: "load last 20 of 1000000", MedianMS: 0.3},
+	}
+	if _, _, x, ok := SweepRatio(rs); !ok || x != 1.08 {
+		t.Errorf("sweep %v %v, want 1.08", x, ok)
+	}
+	if _, _, x, ok := CompactedRatio(rs); !ok || x != 1.04 {
+		t.Errorf("compacted %v %v, want 1.04", x, ok)
+	}
+	if _, _, x, ok := BoundedRatio(rs); !ok || x < 1.49 || x > 1.51 { // no floor: the medians, 0.3/0.2
+		t.Errorf("bounded %v %v, want 1.5", x, ok)
 	}
 }

@@ -429,12 +429,8 @@ func printTargets(e *env, ts []bench.Target) {
 			met = map[bool]string{true: "yes", false: "no"}[*t.Met]
 		}
 		fmt.Fprintf(e.stdout, "%-52s %9s %10s %s\n", t.Name, t.Goal, t.Measured, met)
-		switch {
-		case t.Note == "":
-		case t.Met == nil: // why it was not measured
+		if t.Note != "" {
 			fmt.Fprintf(e.stdout, "    %s\n", t.Note)
-		default:
-			fmt.Fprintf(e.stdout, "    against %s\n", t.Note)
 		}
 	}
 }
