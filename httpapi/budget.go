@@ -46,53 +46,77 @@ func (b *budget) give(key string) {
 	}
 }
 
-// searchGate is a search's budget per user: one search of a
-// user at a time, at most total at once, and a duty cycle: a search that
-// took t over 50 ms keeps the user's next one waiting 4t, so one tenant's searches use
-// at most a fifth of the time however fast it sends them (on a two-core
-// machine one search is half of it). It never waits: a refused caller gets
-// 429 with the time it may try again.
+// searchGate is a search's budget per user: one search of a user at a
+// time, at most total at once, and a share of the time: a user's searches
+// earn credit at a fifth of the clock's pace, up to searchCredit, and each
+// spends what it took; one may start while the credit is above zero. So a
+// tenant's searches take a fifth of the time at most however fast it sends
+// them (on a two-core machine one search is half of it), while a person's
+// or an agent's few searches in a row spend credit they have. It never
+// waits: a refused caller gets 429 with the time its credit is back.
 type searchGate struct {
 	mu    sync.Mutex
 	total int
 	n     int
-	by    map[string]time.Time // running (zero time), or next allowed start
+	by    map[string]*searcher
 }
 
-// searchRest is the rest a search of t buys: 4t, a fifth of the time;
-// searchFree is what a search may take and buy none (a person's or an
-// agent's ordinary search is never refused for the one before it).
+// searcher is one user's search account.
+type searcher struct {
+	running bool
+	credit  time.Duration // at at; negative: owed
+	at      time.Time
+}
+
+// searchShare is the share of the time a user's searches may take (one
+// in searchShare); searchCredit is what a user may spend at once. The
+// credit replaces a free allowance of 50 ms a search, which let searches
+// of 29 ms run back to back: a flooding tenant then took another's loads
+// down to 67% of their rate, not the 93% a fifth of the time leaves them.
 const (
-	searchRest = 4
-	searchFree = 50 * time.Millisecond
+	searchShare  = 5
+	searchCredit = 250 * time.Millisecond
 )
 
 func newSearchGate(total int) *searchGate {
-	return &searchGate{total: total, by: map[string]time.Time{}}
+	return &searchGate{total: total, by: map[string]*searcher{}}
+}
+
+// earn brings a's credit to now.
+func (a *searcher) earn(now time.Time) {
+	if now.After(a.at) {
+		a.credit = min(searchCredit, a.credit+now.Sub(a.at)/searchShare)
+		a.at = now
+	}
 }
 
 // take starts a search of user; when it may not, retry says when to ask again.
 func (g *searchGate) take(user string, now time.Time) (ok bool, retry time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	next, seen := g.by[user]
+	a := g.by[user]
+	if a == nil {
+		a = &searcher{credit: searchCredit, at: now}
+	}
+	a.earn(now)
 	switch {
-	case seen && next.IsZero(): // one of theirs is running
+	case a.running: // one of theirs is running
 		return false, time.Second
-	case seen && now.Before(next):
-		return false, next.Sub(now)
+	case a.credit <= 0:
+		return false, -a.credit*searchShare + time.Millisecond
 	case g.n >= g.total:
 		return false, time.Second
 	}
-	if len(g.by) > 10_000 { // forget rests that are over
-		for u, t := range g.by {
-			if !t.IsZero() && now.After(t) {
+	if len(g.by) > 10_000 { // forget accounts that are whole again
+		for u, b := range g.by {
+			if !b.running && b.credit+now.Sub(b.at)/searchShare >= searchCredit {
 				delete(g.by, u)
 			}
 		}
 	}
 	g.n++
-	g.by[user] = time.Time{}
+	a.running = true
+	g.by[user] = a
 	return true, 0
 }
 
@@ -101,9 +125,11 @@ func (g *searchGate) done(user string, end time.Time, took time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.n--
-	if took <= searchFree {
-		delete(g.by, user)
+	a := g.by[user]
+	if a == nil {
 		return
 	}
-	g.by[user] = end.Add(searchRest * took)
+	a.running = false
+	a.earn(end)
+	a.credit -= took
 }

@@ -209,14 +209,17 @@ func TestSearchBudget(t *testing.T) {
 	}
 	s.searches.done("key 0", time.Now(), 0)
 	s.searches.done("user carol", time.Now(), 0)
-	// The duty cycle: a search of 1 s keeps its user's next waiting 4 s.
+	// The share of the time: a search of 1 s spends the 250 ms of credit
+	// and 750 ms more, earned back at a fifth of the clock's pace (the 200
+	// ms earned during the search capped at the credit): at 2 s dave owes
+	// 550 ms, which takes 2.75 s to earn.
 	s.searches.take("dave", now)
 	s.searches.done("dave", now.Add(time.Second), time.Second)
-	if ok, retry := s.searches.take("dave", now.Add(2*time.Second)); ok || retry != 3*time.Second {
-		t.Fatalf("dave during his rest: %v, retry in %v", ok, retry)
+	if ok, retry := s.searches.take("dave", now.Add(2*time.Second)); ok || retry != 2751*time.Millisecond {
+		t.Fatalf("dave owing: %v, retry in %v", ok, retry)
 	}
 	if ok, _ := s.searches.take("dave", now.Add(5*time.Second)); !ok {
-		t.Fatal("dave after his rest: refused")
+		t.Fatal("dave with his credit back: refused")
 	}
 	// The time budget: a search that cannot finish in it is a timeout.
 	quick := newAPI(t, db, Options{SearchTimeout: time.Nanosecond})
@@ -303,5 +306,37 @@ func TestKeyWithoutScheme(t *testing.T) {
 		if w.Code != 401 || !strings.Contains(w.Body.String(), want) {
 			t.Errorf("Authorization %q: %d %s, want 401 with %q", auth, w.Code, w.Body.String(), want)
 		}
+	}
+}
+
+// A user sending searches back to back, each as long as it may be, gets
+// a fifth of the time (and the credit): searches of 29 ms, which a free
+// allowance of 50 ms a search let run without pause, and of 1 s. A few in
+// a row from full credit are never refused.
+func TestSearchGateShare(t *testing.T) {
+	for _, took := range []time.Duration{29 * time.Millisecond, time.Second} {
+		g, start := newSearchGate(4), time.Now()
+		now, busy := start, time.Duration(0)
+		for now.Sub(start) < 100*time.Second {
+			ok, retry := g.take("flooder", now)
+			if !ok {
+				now = now.Add(retry)
+				continue
+			}
+			now = now.Add(took)
+			g.done("flooder", now, took)
+			busy += took
+		}
+		if share := float64(busy) / float64(now.Sub(start)); share < 0.19 || share > 0.21+float64(searchCredit)/float64(now.Sub(start)) {
+			t.Errorf("searches of %v back to back: %.3f of the time, want a fifth", took, share)
+		}
+	}
+	g, now := newSearchGate(4), time.Now()
+	for i := range 5 { // five 40 ms searches in a row: 200 ms of 250 ms credit (and 40 earned)
+		if ok, retry := g.take("agent", now); !ok {
+			t.Fatalf("search %d in a row: refused, retry in %v", i, retry)
+		}
+		now = now.Add(40 * time.Millisecond)
+		g.done("agent", now, 40*time.Millisecond)
 	}
 }

@@ -63,7 +63,8 @@ const (
 	// A search reads text across a tenant's sessions; its budget is its
 	// own, apart from stores and loads: at most DefaultMaxSearches at once,
 	// one per user, each within DefaultSearchTimeout, and a user's searches
-	// a fifth of the time at most (searchGate).
+	// a fifth of the time at most, with a quarter second of credit
+	// (searchGate).
 	DefaultMaxSearches   = 4
 	DefaultSearchTimeout = 5 * time.Second
 	DefaultUserID        = "anonymous"
