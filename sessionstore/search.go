@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -193,17 +194,32 @@ const (
 	liteCalls = `json_each(CASE WHEN json_type(m.tool_calls, '$.items') = 'array' THEN json_extract(m.tool_calls, '$.items') ELSE '[]' END)`
 )
 
-// positionsQuery counts, for each hit, the tenant's live messages before
-// it in its session: its position, what lookup --index takes and an
-// uncompacted load numbers. One statement for all the hits, a join on the
-// session (the distribution column on Citus, which plans no correlated
-// subquery over a subquery), after the limit: one range of the
-// (session_id, created_at, id) index per hit.
-const positionsQuery = `SELECT h.id AS id, count(p.id) AS n FROM messages h
+// positionsQuery counts, for each hit, the tenant's live messages from the
+// hit before it in its session (or the session's start) up to it; the sums
+// per session are the hits' positions: where an uncompacted load has
+// them (lookup --index counts removed rows too, as keys do). Counting from the start for every hit read
+// 50 x 20,000 index entries for 50 hits in a session of 20,000 (550 ms a
+// search cold, 117 ms warm); the rows between hits are read once now
+// (7 ms). One statement for all the hits, joined on the session (the
+// distribution column on Citus, which plans no correlated subquery over a
+// subquery), after the limit: one range of the (session_id, created_at,
+// id) index per hit.
+var positionsQuery = map[bool]string{true: positionsSQL("'-infinity'::timestamptz", "'00000000-0000-0000-0000-000000000000'::uuid"),
+	false: positionsSQL("''", "''")} // SQLite keeps both as text
+
+// positionsSQL is positionsQuery with minAt and minID before any row: the
+// range from the hit before is a row comparison, so it bounds an index
+// range (as an OR of conditions it was a filter over every pair).
+func positionsSQL(minAt, minID string) string {
+	return `SELECT h.id AS id, h.session_id AS sid, h.k AS k, count(p.id) AS n FROM (
+	SELECT id, session_id, tenant_id, created_at, row_number() OVER w AS k,
+		COALESCE(lag(created_at) OVER w, ` + minAt + `) AS pat, COALESCE(lag(id) OVER w, ` + minID + `) AS pid
+	FROM messages WHERE id IN (?) AND session_id IN (?) AND tenant_id = ?
+	WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)) h
 	LEFT JOIN messages p ON p.session_id = h.session_id AND p.tenant_id = h.tenant_id AND p.deleted_at IS NULL
-		AND (p.created_at < h.created_at OR p.created_at = h.created_at AND p.id < h.id)
-	WHERE h.id IN (?) AND h.session_id IN (?) AND h.tenant_id = ?
-	GROUP BY h.id`
+		AND (p.created_at, p.id) < (h.created_at, h.id) AND (p.created_at, p.id) >= (h.pat, h.pid)
+	GROUP BY h.id, h.session_id, h.k`
+}
 
 // searchSelect is the rows and joins of a message search, live rows of live
 // sessions.
@@ -392,7 +408,16 @@ func (s *Store) searchFilters(ctx context.Context, o SearchOptions) (string, []a
 	return b.String(), args, nil
 }
 
-// positions sets each hit's Index (positionsQuery).
+// hitCount is a row of positionsQuery.
+type hitCount struct {
+	ID  uuid.UUID `bun:"id"`
+	SID uuid.UUID `bun:"sid"`
+	K   int       `bun:"k"` // the hit's rank in its session, oldest first
+	N   int       `bun:"n"` // live rows from the hit before it (or the start)
+}
+
+// positions sets each hit's Index (positionsQuery): the sums of each
+// session's counts, oldest hit first.
 func (s *Store) positions(ctx context.Context, hits []SearchHit, ids []uuid.UUID) error {
 	if len(hits) == 0 {
 		return nil
@@ -405,15 +430,21 @@ func (s *Store) positions(ctx context.Context, hits []SearchHit, ids []uuid.UUID
 			sids = append(sids, h.SessionID)
 		}
 	}
-	var got []struct {
-		ID uuid.UUID `bun:"id"`
-		N  int       `bun:"n"`
-	}
-	if err := s.db.NewRaw(positionsQuery, bun.List(ids), bun.List(sids), s.userID).Scan(ctx, &got); err != nil {
+	var got []hitCount
+	if err := s.db.NewRaw(positionsQuery[s.sql.Postgres], bun.List(ids), bun.List(sids), s.userID).Scan(ctx, &got); err != nil {
 		return fmt.Errorf("search positions: %w", err)
 	}
+	slices.SortFunc(got, func(a, b hitCount) int {
+		if c := bytes.Compare(a.SID[:], b.SID[:]); c != 0 {
+			return c
+		}
+		return a.K - b.K
+	})
 	at := make(map[uuid.UUID]int, len(got))
-	for _, g := range got {
+	for i, g := range got {
+		if i > 0 && got[i-1].SID == g.SID {
+			g.N += at[got[i-1].ID]
+		}
 		at[g.ID] = g.N
 	}
 	for i := range hits {

@@ -162,3 +162,55 @@ func TestContentSearchByTool(t *testing.T) {
 		}
 	})
 }
+
+// Each hit's position, across sessions and beside removed rows, is its
+// place in the load: the positions are sums of the live rows between a
+// session's hits (counted once), which must come to what counting from the
+// start gave; its key finds it.
+func TestSearchPositionsBesideRemovedRows(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, mk func(string) *sessionstore.Store) {
+		s := mk("A")
+		batch := func(key string, from, n int) {
+			var ms []models.HistoryMessage
+			for i := from; i < from+n; i++ {
+				ms = append(ms, msg("assistant", fmt.Sprintf("needle %s %d", key, i))) // lookup finds answers
+			}
+			store(t, s, key, ms...)
+		}
+		pop := func(key string) {
+			if _, ok, err := s.PopMessage(ctx, key); err != nil || !ok {
+				t.Fatalf("pop %s: %v %v", key, ok, err)
+			}
+		}
+		batch("a", 0, 10)
+		pop("a") // a removed row between hits
+		batch("b", 0, 10)
+		batch("a", 10, 10)
+		pop("b")
+		pop("b")
+		batch("b", 10, 5)
+		store(t, s, "a", msg("user", "haystack")) // not a hit, counted before none
+		batch("a", 20, 3)
+		hits, err := s.Search(ctx, sessionstore.SearchOptions{Query: "needle", Limit: 100})
+		if err != nil || len(hits) != 9+10+3+8+5 {
+			t.Fatalf("%d hits, %v", len(hits), err)
+		}
+		loaded := map[string][]models.HistoryMessage{}
+		for _, key := range []string{"a", "b"} {
+			if loaded[key], err = s.Load(ctx, key, sessionstore.LoadOptions{NoCompress: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, h := range hits {
+			// Its place in the load (the viewer's anchor), counted apart;
+			// its key finds it wherever the removed rows put it.
+			if l := loaded[h.SessionName]; h.Index < 0 || h.Index >= len(l) || l[h.Index].Content != h.Snippet {
+				t.Errorf("hit %q in %s at %d: not there in the load", h.Snippet, h.SessionName, h.Index)
+			}
+			if full, err := s.Lookup(ctx, h.Key); err != nil || full != h.Snippet {
+				t.Errorf("hit %q: its key %s gives %q, %v", h.Snippet, h.Key, full, err)
+			}
+		}
+	})
+}
