@@ -13,7 +13,9 @@ NAMES = {
 def name(n):
     if n in NAMES:
         return NAMES[n]
-    if n.startswith("load+compress "):
+    if n.startswith("load+compress ") and n.endswith(", history floor"):
+        return f"load + compress {int(n.split()[1].rstrip(',')):,}, beside a floor that builds the history"
+    if n.startswith("load+compress ") and n.split()[-1].isdigit():
         return "load + compress " + f"{int(n.split()[-1]):,}"
     if n.startswith("lookup in ") and n.endswith("peer schema"):
         return f"lookup, {int(n.split()[2]):,} rows; the Python service on its own install.sql schema"
