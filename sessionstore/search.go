@@ -3,6 +3,7 @@ package sessionstore
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -492,6 +493,21 @@ func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) 
 				h.SessionID = sid
 				info := infoOf(sess)
 				h.SessionName, h.AgentName = info.Name, info.AgentName
+				// A stored key's index counts removed rows: the hit's Index
+				// is its place in a load, as every other hit's (a row found
+				// by position is already there).
+				var id uuid.UUID
+				err := s.db.NewRaw(`SELECT id FROM messages WHERE `+s.sql.EntityKey+` = ? AND tenant_id = ? AND session_id = ?
+					AND deleted_at IS NULL AND (role = 'assistant' OR role = '') LIMIT 1`, k.Raw, s.userID, sid).Scan(ctx, &id)
+				if err == nil {
+					hits := []SearchHit{h}
+					if err := s.positions(ctx, hits, []uuid.UUID{id}); err != nil {
+						return nil, err
+					}
+					h = hits[0]
+				} else if !errors.Is(err, sql.ErrNoRows) {
+					return nil, fmt.Errorf("search: %w", err)
+				}
 			}
 		}
 	}
