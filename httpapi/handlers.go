@@ -430,18 +430,22 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st sessionStore)
 	// A budget of its own: one search per user at once, a few in all, each
 	// bounded in time, so a tenant's search flood leaves the others' stores
 	// and loads their share (issue 42 M3).
-	// The index catches up with everyone's writes before the budget is
-	// taken: that work is not this user's search.
-	indexing, err := st.CatchUpSearch(r.Context(), &o)
-	if err != nil {
-		return err
-	}
+	// The index catches up with everyone's writes once the budget is
+	// taken (a refused search costs the database nothing), and its time
+	// is not charged: that work is not this user's search.
+	var indexing bool
 	start := time.Now()
-	ctx, end, err := s.beginSearch(r.Context(), infoOf(r).budget)
-	if err != nil {
-		w.Header().Set("Retry-After", strconv.Itoa(err.(*searchBusy).secs))
+	ctx, end, err := s.beginSearch(r.Context(), infoOf(r).budget, func(ctx context.Context) (err error) {
+		indexing, err = st.CatchUpSearch(ctx, &o)
+		return err
+	})
+	if busy := (*searchBusy)(nil); errors.As(err, &busy) {
+		w.Header().Set("Retry-After", strconv.Itoa(busy.secs))
 		writeError(w, http.StatusTooManyRequests, "too_many_searches", err.Error(), "")
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	res, err := st.SearchPage(ctx, o)
 	res.Indexing = res.Indexing || indexing
@@ -465,13 +469,21 @@ func (e *searchBusy) Error() string {
 }
 
 // beginSearch takes a search's budget for user (the API's and the viewer's
-// searches alike): the context bounds it by SearchTimeout, end gives the
-// budget back. A *searchBusy when the user may not search now.
-func (s *Server) beginSearch(ctx context.Context, budget string) (context.Context, func(), error) {
-	start := time.Now()
-	if ok, retry := s.searches.take(budget, start); !ok {
+// searches alike), then runs prepare (the index's catch-up; may be nil)
+// uncharged: the context bounds the search by SearchTimeout, end gives the
+// budget back. A *searchBusy when the user may not search now (prepare
+// not run), or prepare's error (the budget given back).
+func (s *Server) beginSearch(ctx context.Context, budget string, prepare func(context.Context) error) (context.Context, func(), error) {
+	if ok, retry := s.searches.take(budget, time.Now()); !ok {
 		return ctx, nil, &searchBusy{secs: int((retry + time.Second - 1) / time.Second), max: s.o.MaxSearches}
 	}
+	if prepare != nil {
+		if err := prepare(ctx); err != nil {
+			s.searches.done(budget, time.Now(), 0)
+			return ctx, nil, err
+		}
+	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.o.SearchTimeout)
 	return ctx, func() {
 		cancel()

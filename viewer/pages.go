@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -1286,20 +1287,26 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		v.render(w, http.StatusOK, "search", d)
 		return nil
 	}
-	// The index catches up with everyone's writes before the budget is
-	// taken (serve's API does the same).
-	indexing, err := q.store.CatchUpSearch(r.Context(), &o)
-	if err != nil {
-		return err
+	// The index catches up with everyone's writes once the budget is
+	// taken, uncharged (serve's API does the same).
+	var indexing bool
+	var catchUpErr error
+	catchUp := func(ctx context.Context) error {
+		indexing, catchUpErr = q.store.CatchUpSearch(ctx, &o)
+		return catchUpErr
 	}
 	ctx, end := r.Context(), func() {}
 	if v.o.BeginSearch != nil {
 		var err error
-		if ctx, end, err = v.o.BeginSearch(ctx, q.si.budget); err != nil {
+		if ctx, end, err = v.o.BeginSearch(ctx, q.si.budget, catchUp); catchUpErr != nil {
+			return catchUpErr
+		} else if err != nil {
 			d["Error"] = err.Error()
 			v.render(w, http.StatusTooManyRequests, "search", d)
 			return nil
 		}
+	} else if err := catchUp(ctx); err != nil {
+		return err
 	}
 	res, err := q.store.SearchPage(ctx, o)
 	res.Indexing = res.Indexing || indexing

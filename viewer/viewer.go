@@ -70,10 +70,11 @@ type Options struct {
 	// log lines (the API passes the one a trusted proxy names); nil = the
 	// connection's.
 	ClientAddr func(*http.Request) string
-	// BeginSearch takes a search's budget (the API's, shared; SignIn says whose):
-	// a bounded context and the func that gives it back, or an error to
-	// show (429). nil = no budget.
-	BeginSearch func(ctx context.Context, budget string) (context.Context, func(), error)
+	// BeginSearch takes a search's budget (the API's, shared; SignIn says whose),
+	// then runs prepare (the index's catch-up) uncharged: a bounded context
+	// and the func that gives it back, or prepare's error, or an error to
+	// show (429; prepare not run). nil = no budget.
+	BeginSearch func(ctx context.Context, budget string, prepare func(context.Context) error) (context.Context, func(), error)
 	// TraceURL links a message's trace to the user's tracing system: an
 	// http(s) URL in which {trace_id} and {span_id} stand for the message's
 	// ids (escaped), e.g. http://jaeger:16686/trace/{trace_id}. "" shows
