@@ -142,3 +142,90 @@ func TestSearchPositionsMatchLoad(t *testing.T) {
 		})
 	}
 }
+
+// Hit positions beside writers appending to and popping from the same
+// sessions: a hit still in a load after its search is where the search
+// said (pops take the last row, writes append, so a row that stayed
+// never moved).
+func TestSearchPositionsBesideWriters(t *testing.T) {
+	t.Parallel()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			db := d.New(t)
+			mk := func() *sessionstore.Store {
+				s, err := sessionstore.New(db, sessionstore.Options{UserID: "A"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			s := mk()
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			var werr error
+			go func() {
+				defer close(done)
+				w := mk()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					key := []string{"x", "y", "z"}[i%3]
+					if _, err := w.Store(ctx, key, []models.HistoryMessage{msg("assistant", fmt.Sprintf("needle w%d", i)), msg("user", fmt.Sprintf("hay w%d", i))}, sessionstore.StoreOptions{}); err != nil {
+						werr = err
+						return
+					}
+					if i%3 == 1 {
+						if _, _, err := w.PopMessage(ctx, key); err != nil {
+							werr = err
+							return
+						}
+						if _, _, err := w.PopMessage(ctx, key); err != nil {
+							werr = err
+							return
+						}
+					}
+				}
+			}()
+			deadline := time.Now().Add(3 * time.Second)
+			checked := 0
+			for time.Now().Before(deadline) {
+				o := sessionstore.SearchOptions{Query: "needle", Limit: 40}
+				if _, err := s.CatchUpSearch(ctx, &o); err != nil {
+					t.Fatal(err)
+				}
+				hits, err := s.Search(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				loads := map[string][]models.HistoryMessage{}
+				for _, h := range hits {
+					l, ok := loads[h.SessionName]
+					if !ok {
+						if l, err = s.Load(ctx, h.SessionName, sessionstore.LoadOptions{NoCompress: true, IgnoreCompaction: true}); err != nil {
+							t.Fatal(err)
+						}
+						loads[h.SessionName] = l
+					}
+					for i, m := range l {
+						if m.Content == h.Snippet {
+							checked++
+							if i != h.Index {
+								t.Errorf("hit %q in %s at %d, the load has it at %d", h.Snippet, h.SessionName, h.Index, i)
+							}
+						}
+					}
+				}
+			}
+			close(stop)
+			<-done
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			t.Logf("%d hits checked", checked)
+		})
+	}
+}
