@@ -139,6 +139,25 @@ func TestSearchPositionsMatchLoad(t *testing.T) {
 			}
 			key := hits[0].Key
 			check(sessionstore.SearchOptions{Query: key, In: sessionstore.SearchKey, Limit: 10}, 1)
+			// B's own rows inside A's session: B finds them, and nothing of A's session.
+			if _, err := s.UpdateSession(ctx, "a", sessionstore.SessionUpdate{AgentName: models.Ptr("A-secret-agent")}); err != nil {
+				t.Fatal(err)
+			}
+			b := mk("B")
+			o := sessionstore.SearchOptions{Query: "needle", Limit: 10}
+			if _, err := b.CatchUpSearch(ctx, &o); err != nil {
+				t.Fatal(err)
+			}
+			bh, err := b.Search(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range bh {
+				t.Logf("B's hit: %+v", h)
+				if h.SessionName == "a" || h.AgentName != "" {
+					t.Errorf("B's hit names A's session: %+v", h)
+				}
+			}
 		})
 	}
 }
