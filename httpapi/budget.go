@@ -90,8 +90,23 @@ func (a *searcher) earn(now time.Time) {
 	}
 }
 
-// take starts a search of user; when it may not, retry says when to ask again.
+// take starts a search of user (reserve, then start); when it may not,
+// retry says when to ask again.
 func (g *searchGate) take(user string, now time.Time) (ok bool, retry time.Duration) {
+	if ok, retry := g.reserve(user, now); !ok {
+		return false, retry
+	}
+	if !g.start(user) {
+		return false, time.Second
+	}
+	return true, 0
+}
+
+// reserve takes user's turn (one at a time, within the credit), not yet one
+// of the total: what runs before the search (the index's catch-up, which
+// costs the user nothing) holds none of the slots others' searches need.
+// start or cancel follows.
+func (g *searchGate) reserve(user string, now time.Time) (ok bool, retry time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	a := g.by[user]
@@ -114,10 +129,33 @@ func (g *searchGate) take(user string, now time.Time) (ok bool, retry time.Durat
 			}
 		}
 	}
-	g.n++
 	a.running = true
 	g.by[user] = a
 	return true, 0
+}
+
+// start takes one of the total for user's reserved turn; false (the turn
+// given back) when all are taken.
+func (g *searchGate) start(user string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n >= g.total {
+		if a := g.by[user]; a != nil {
+			a.running = false
+		}
+		return false
+	}
+	g.n++
+	return true
+}
+
+// cancel gives back user's reserved turn, not started, uncharged.
+func (g *searchGate) cancel(user string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a := g.by[user]; a != nil {
+		a.running = false
+	}
 }
 
 // done ends user's search, which took took.

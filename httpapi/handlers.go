@@ -470,18 +470,21 @@ func (e *searchBusy) Error() string {
 
 // beginSearch takes a search's budget for user (the API's and the viewer's
 // searches alike), then runs prepare (the index's catch-up; may be nil)
-// uncharged: the context bounds the search by SearchTimeout, end gives the
+// uncharged, holding the user's turn but none of MaxSearches: the context bounds the search by SearchTimeout, end gives the
 // budget back. A *searchBusy when the user may not search now (prepare
 // not run), or prepare's error (the budget given back).
 func (s *Server) beginSearch(ctx context.Context, budget string, prepare func(context.Context) error) (context.Context, func(), error) {
-	if ok, retry := s.searches.take(budget, time.Now()); !ok {
+	if ok, retry := s.searches.reserve(budget, time.Now()); !ok {
 		return ctx, nil, &searchBusy{secs: int((retry + time.Second - 1) / time.Second), max: s.o.MaxSearches}
 	}
 	if prepare != nil {
 		if err := prepare(ctx); err != nil {
-			s.searches.done(budget, time.Now(), 0)
+			s.searches.cancel(budget)
 			return ctx, nil, err
 		}
+	}
+	if !s.searches.start(budget) {
+		return ctx, nil, &searchBusy{secs: 1, max: s.o.MaxSearches}
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.o.SearchTimeout)

@@ -53,3 +53,38 @@ func TestRefusedSearchWaitsForNothing(t *testing.T) {
 		}
 	}
 }
+
+// A search's catch-up holds its user's turn but none of the MaxSearches:
+// catch-ups cost their users nothing, so a tenant catching up (behind
+// another indexer, or indexing a flood of its own writes) must not hold
+// the slots another tenant's searches need.
+func TestCatchUpHoldsNoSearchSlot(t *testing.T) {
+	t.Parallel()
+	db := dbtest.NewPostgres(t)
+	s := newAPI(t, db, Options{MaxSearches: 1})
+	ctx := context.Background()
+	tx, err := db.Pool.Begin(ctx) // another indexer at work
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, '`+migrations.SearchQueueTable+`'::regclass::oid::int4)`, int32(0x72656d5f)); err != nil {
+		t.Fatal(err)
+	}
+	search := func(auth string) int {
+		r := httptest.NewRequest("GET", "/v1/search?q=lisbon", nil)
+		r.Header.Set("Authorization", "Bearer "+auth)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code
+	}
+	first := make(chan int)
+	go func() { first <- search(key) }() // catching up for 250 ms
+	time.Sleep(50 * time.Millisecond)
+	if code := search("alice-only-0123456789"); code != 200 {
+		t.Errorf("alice's search beside another's catch-up: %d", code)
+	}
+	if code := <-first; code != 200 {
+		t.Errorf("the first search: %d", code)
+	}
+}
