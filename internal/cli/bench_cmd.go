@@ -39,7 +39,7 @@ configured database, in a throwaway schema on PostgreSQL, and prints median,
 p95, rows/s and the ratio to the floor: the same work done by hand in native
 pgx. --json writes the figures; --svg draws lookup latency against table size.
 A SQLite file has no throwaway schema: bench leaves its sessions there, so it
-refuses a file that holds sessions already; without --db (nor DATABASE_URL) it
+refuses a file that holds sessions already; without --db (nor REMSTORE_DB) it
 measures on a new SQLite file of its own, removed at the end, never on the
 embedded default that holds your conversations.
 
