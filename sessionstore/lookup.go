@@ -32,7 +32,14 @@ const (
 // hides its session and is probed everywhere. It only ever returns a live
 // assistant message (role assistant or empty): otherwise ErrNotFound, saying
 // why (removed, not an answer, no message under the key).
-func (s *Store) Lookup(ctx context.Context, key string) (_ string, err error) {
+func (s *Store) Lookup(ctx context.Context, key string) (string, error) {
+	content, _, err := s.lookupMessage(ctx, key)
+	return content, err
+}
+
+// lookupMessage is Lookup, with the id of the row it found (a key search
+// places the hit by it).
+func (s *Store) lookupMessage(ctx context.Context, key string) (_ string, _ uuid.UUID, err error) {
 	ctx, span := s.span(ctx, "remstore.lookup", "")
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("remstore.key", msgcheck.Truncate(key, 300)))
@@ -40,18 +47,19 @@ func (s *Store) Lookup(ctx context.Context, key string) (_ string, err error) {
 	defer func() { endSpan(span, err) }()
 	k, err := ParseLookupKey(key)
 	if err != nil {
-		return "", err
+		return "", uuid.Nil, err
 	}
 	if !s.enabled {
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
+		return "", uuid.Nil, fmt.Errorf("lookup %s: %w", k.Raw, ErrNotFound)
 	}
 	var content string
+	var id uuid.UUID
 	err = s.withRetry(ctx, "lookup "+k.Raw, connectionLost, func() error {
 		var err error
-		content, err = s.lookup(ctx, k)
+		content, id, err = s.lookup(ctx, k)
 		return err
 	})
-	return content, err
+	return content, id, err
 }
 
 // ParseLookupKey is the check Lookup makes of a key before any query, for
@@ -76,63 +84,64 @@ func init() {
 		// The answer holding the key, a live one first: a removed one says why
 		// the key finds nothing. (Only answers: a load gives a row without a
 		// key of its own the key of its position unless an answer holds it.)
-		byKey := "SELECT content, role, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ?" +
+		byKey := "SELECT id, content, role, CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END FROM messages WHERE " + sqlText.EntityKey + " = ? AND tenant_id = ?" +
 			" AND (role = 'assistant' OR role = '')"
 		order := " ORDER BY CASE WHEN deleted_at IS NULL THEN 0 ELSE 1 END LIMIT 1"
 		lookupQueries[pg] = struct{ byKey, byOpaqueKey, byPosition string }{
 			byKey:       byKey + " AND session_id = ?" + order,
 			byOpaqueKey: byKey + order,
-			byPosition: "SELECT content, role, COALESCE(" + sqlText.EntityKey + ", '') FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
+			byPosition: "SELECT id, content, role, COALESCE(" + sqlText.EntityKey + ", '') FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
 				" ORDER BY created_at, id LIMIT 1 OFFSET ?",
 		}
 	}
 }
 
 // lookup is one attempt of Lookup.
-func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, error) {
+func (s *Store) lookup(ctx context.Context, k compressor.Key) (string, uuid.UUID, error) {
 	q := lookupQueries[s.sql.Postgres]
 	notFound := func(why string) error { return fmt.Errorf("lookup %s: %w (%s)", k.Raw, ErrNotFound, why) }
+	var id uuid.UUID
 	notAnswer := func(why string) error { return notAnswerError{notFound(why)} }
 	var content, role string
 	var removed int
 	// served is the answer of a row found by its stored key.
-	served := func(err error) (string, error) {
+	served := func(err error) (string, uuid.UUID, error) {
 		switch {
 		case err != nil:
-			return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+			return "", uuid.Nil, fmt.Errorf("lookup %s: %w", k.Raw, err)
 		case removed != 0:
-			return "", notAnswer("the message was removed")
+			return "", uuid.Nil, notAnswer("the message was removed")
 		}
-		return content, nil
+		return content, id, nil
 	}
 	if k.Opaque {
-		err := s.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &content, &role, &removed)
+		err := s.queryRow(ctx, s.db, q.byOpaqueKey, []any{k.Raw, s.userID}, &id, &content, &role, &removed)
 		if errors.Is(err, sql.ErrNoRows) {
-			return "", notFound("no message holds this key")
+			return "", uuid.Nil, notFound("no message holds this key")
 		}
 		return served(err)
 	}
 	sid, err := SessionUUID(s.userID, k.SessionID)
 	if err != nil {
-		return "", notFound("no such session")
+		return "", uuid.Nil, notFound("no such session")
 	}
-	err = s.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &content, &role, &removed)
+	err = s.queryRow(ctx, s.db, q.byKey, []any{k.Raw, s.userID, sid}, &id, &content, &role, &removed)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return served(err)
 	}
 	var own string
-	err = s.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &content, &role, &own)
+	err = s.queryRow(ctx, s.db, q.byPosition, []any{sid, s.userID, k.Index}, &id, &content, &role, &own)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return "", notFound("no message at this position")
+		return "", uuid.Nil, notFound("no message at this position")
 	case err != nil:
-		return "", fmt.Errorf("lookup %s: %w", k.Raw, err)
+		return "", uuid.Nil, fmt.Errorf("lookup %s: %w", k.Raw, err)
 	case own == k.Raw || role != string(models.RoleAssistant) && role != "":
-		return "", notAnswer("the key names a " + role + " message; only answers are cut and looked up")
+		return "", uuid.Nil, notAnswer("the key names a " + role + " message; only answers are cut and looked up")
 	case own != "":
-		return "", notFound("no message holds this key; the message at its position has a key of its own")
+		return "", uuid.Nil, notFound("no message holds this key; the message at its position has a key of its own")
 	}
-	return content, nil
+	return content, id, nil
 }
 
 // LookupIndex is Lookup by (session, index).

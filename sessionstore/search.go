@@ -3,7 +3,6 @@ package sessionstore
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -482,7 +481,7 @@ func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) 
 	if err != nil {
 		return nil, err
 	}
-	content, err := s.Lookup(ctx, key)
+	content, id, err := s.lookupMessage(ctx, key)
 	if err != nil {
 		if Classify(err).Kind == NotFound {
 			return nil, nil
@@ -497,20 +496,13 @@ func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) 
 				info := infoOf(sess)
 				h.SessionName, h.AgentName = info.Name, info.AgentName
 				// A stored key's index counts removed rows: the hit's Index
-				// is its place in a load, as every other hit's (a row found
-				// by position is already there).
-				var id uuid.UUID
-				err := s.db.NewRaw(`SELECT id FROM messages WHERE `+s.sql.EntityKey+` = ? AND tenant_id = ? AND session_id = ?
-					AND deleted_at IS NULL AND (role = 'assistant' OR role = '') LIMIT 1`, k.Raw, s.userID, sid).Scan(ctx, &id)
-				if err == nil {
-					hits := []SearchHit{h}
-					if err := s.positions(ctx, hits, []uuid.UUID{id}); err != nil {
-						return nil, err
-					}
-					h = hits[0]
-				} else if !errors.Is(err, sql.ErrNoRows) {
-					return nil, fmt.Errorf("search: %w", err)
+				// is its place in a load, as every other hit's, found from
+				// the row the lookup found.
+				hits := []SearchHit{h}
+				if err := s.positions(ctx, hits, []uuid.UUID{id}); err != nil {
+					return nil, err
 				}
+				h = hits[0]
 			}
 		}
 	}
