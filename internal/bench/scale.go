@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,26 +184,37 @@ func (e *Env) compact(ctx context.Context, sid uuid.UUID, key string, n, keep in
 	return err
 }
 
-// CompactedRatio is the median load of the largest compacted session of a
-// sweep over the whole load of a 20-message session (1.0: what the summary
-// covers is never read).
+// CompactedRatio is the load of the largest compacted session of a sweep
+// over the whole load of a 20-message session (1.0: what the summary covers
+// is never read).
 func CompactedRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
-	var loads []Result
+	return scaleRatio(rs, "load a 20-message session", "load compacted %d keeping %d")
+}
+
+// scaleRatio is the last of rs named as format says over base: the result
+// named baseName, or the first so named when baseName is "" (the smallest
+// session of a sweep); turnsRatio divides them. ok is false when either is
+// missing.
+func scaleRatio(rs []Result, baseName, format string) (base, large Result, ratio float64, ok bool) {
+	args := make([]any, strings.Count(format, "%d"))
+	for i := range args {
+		args[i] = new(int)
+	}
+	var named []Result
 	for _, r := range rs {
-		var n, k int
-		switch {
-		case r.Name == "load a 20-message session":
+		if baseName != "" && r.Name == baseName {
 			base = r
-		default:
-			if _, err := fmt.Sscanf(r.Name, "load compacted %d keeping %d", &n, &k); err == nil {
-				loads = append(loads, r)
-			}
+		} else if _, err := fmt.Sscanf(r.Name, format, args...); err == nil {
+			named = append(named, r)
 		}
 	}
-	if base.MedianMS == 0 || len(loads) == 0 {
+	if baseName == "" && len(named) > 1 {
+		base, named = named[0], named[1:]
+	}
+	if base.MedianMS == 0 || len(named) == 0 {
 		return base, large, 0, false
 	}
-	large = loads[len(loads)-1]
+	large = named[len(named)-1]
 	return base, large, turnsRatio(base, large), true
 }
 
@@ -240,59 +252,21 @@ func (e *Env) fillSession(ctx context.Context, sid uuid.UUID, name string, n int
 // SweepRatio is the store into the largest session of a sweep over the one
 // into the smallest (1.0: flat), the two taking turns (turnsRatio).
 func SweepRatio(rs []Result) (small, large Result, ratio float64, ok bool) {
-	var sweep []Result
-	for _, r := range rs {
-		var n int
-		if _, err := fmt.Sscanf(r.Name, "store turn into %d", &n); err == nil {
-			sweep = append(sweep, r)
-		}
-	}
-	if len(sweep) < 2 {
-		return small, large, 0, false
-	}
-	small, large = sweep[0], sweep[len(sweep)-1]
-	return small, large, turnsRatio(small, large), true
+	return scaleRatio(rs, "", "store turn into %d")
 }
 
-// BoundedRatio is the median load of the last 20 messages of the largest
-// session of a sweep over the whole load of a 20-message session (1.0: the
-// rest of the session is never read).
+// BoundedRatio is the load of the last 20 messages of the largest session
+// of a sweep over the whole load of a 20-message session (1.0: the rest of
+// the session is never read).
 func BoundedRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
-	var bounded []Result
-	for _, r := range rs {
-		var a, n int
-		switch {
-		case r.Name == "load a 20-message session":
-			base = r
-		default:
-			if _, err := fmt.Sscanf(r.Name, "load last %d of %d", &a, &n); err == nil {
-				bounded = append(bounded, r)
-			}
-		}
-	}
-	if base.MedianMS == 0 || len(bounded) == 0 {
-		return base, large, 0, false
-	}
-	large = bounded[len(bounded)-1]
-	return base, large, turnsRatio(base, large), true
+	return scaleRatio(rs, "load a 20-message session", "load last %d of %d")
 }
 
-// PopRatio is the median pop of the last message of the largest session
-// of a sweep over the pop of the last of a 20-message session (1.0: a pop
-// reads one end of the session's index, whatever its size).
+// PopRatio is the pop of the last message of the largest session of a
+// sweep over the pop of the last of a 20-message session (1.0: a pop reads
+// one end of the session's index, whatever its size).
 func PopRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
-	var pops []Result
-	for _, r := range rs {
-		var n int
-		if _, err := fmt.Sscanf(r.Name, "pop the last of %d", &n); err == nil {
-			pops = append(pops, r)
-		}
-	}
-	if len(pops) < 2 || pops[0].MedianMS == 0 {
-		return base, large, 0, false
-	}
-	base, large = pops[0], pops[len(pops)-1]
-	return base, large, large.MedianMS / base.MedianMS, true
+	return scaleRatio(rs, "", "pop the last of %d")
 }
 
 // ConcResult is one concurrency run: writers storing turns for a while, each

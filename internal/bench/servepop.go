@@ -61,18 +61,7 @@ func (e *Env) ServePopWorkloads(ctx context.Context, sizes []int) (ws []Workload
 // ServePopRatio is PopRatio through serve: the pop of the last message of
 // the largest session over the pop of the last of a 20-message session.
 func ServePopRatio(rs []Result) (base, large Result, ratio float64, ok bool) {
-	var pops []Result
-	for _, r := range rs {
-		var n int
-		if _, err := fmt.Sscanf(r.Name, "serve pop: the last of %d", &n); err == nil {
-			pops = append(pops, r)
-		}
-	}
-	if len(pops) < 2 || pops[0].MedianMS == 0 {
-		return base, large, 0, false
-	}
-	base, large = pops[0], pops[len(pops)-1]
-	return base, large, large.MedianMS / base.MedianMS, true
+	return scaleRatio(rs, "", "serve pop: the last of %d")
 }
 
 // scaleTargets are the targets of the parts at scale issue 57 set: a
