@@ -90,18 +90,6 @@ func (a *searcher) earn(now time.Time) {
 	}
 }
 
-// take starts a search of user (reserve, then start); when it may not,
-// retry says when to ask again.
-func (g *searchGate) take(user string, now time.Time) (ok bool, retry time.Duration) {
-	if ok, retry := g.reserve(user, now); !ok {
-		return false, retry
-	}
-	if !g.start(user) {
-		return false, time.Second
-	}
-	return true, 0
-}
-
 // reserve takes user's turn (one at a time, within the credit), not yet one
 // of the total: what runs before the search (the index's catch-up, which
 // costs the user nothing) holds none of the slots others' searches need.
