@@ -79,8 +79,11 @@ func WithoutTenantGuard(t testing.TB, db bun.IDB) {
 	ctx := context.Background()
 	for _, tr := range migrations.TenantGuardTriggers() {
 		var n int
-		if err := db.NewRaw("SELECT count(*) FROM pg_trigger WHERE tgname = ?", tr[1]).Scan(ctx, &n); err != nil || n == 0 {
-			continue // not PostgreSQL, or no guard
+		// pg_trigger is the database's, not the schema's: Citus tests share
+		// one database, a schema each, and a guard on another schema's
+		// (undistributed) table is not this one's.
+		if err := db.NewRaw("SELECT count(*) FROM pg_trigger WHERE tgname = ? AND tgrelid = to_regclass(?)", tr[1], tr[0]).Scan(ctx, &n); err != nil || n == 0 {
+			continue // not PostgreSQL, or no guard on this schema's table
 		}
 		if _, err := db.ExecContext(ctx, "ALTER TABLE "+tr[0]+" DISABLE TRIGGER "+tr[1]); err != nil {
 			t.Fatal(err)

@@ -211,8 +211,10 @@ func step(file string) func(context.Context, *migrate.Migrator, *migrate.Migrati
 			remakesFn := strings.Contains(strings.Join(stmts, "\n"), "FUNCTION "+StoreFunction)
 			if distributed && remakesFn {
 				// By name: a migration may replace the function by one of
-				// another signature.
-				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object d JOIN pg_proc p ON p.oid = d.objid WHERE p.proname = ?)`,
+				// another signature. In the schemas on the path only: another
+				// schema's store on the same cluster is not this one's.
+				if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM pg_dist_object d JOIN pg_proc p ON p.oid = d.objid
+					JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = ? AND n.nspname = ANY (current_schemas(false)))`,
 					StoreFunction).Scan(ctx, &fnDistributed); err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
