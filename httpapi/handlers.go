@@ -464,6 +464,10 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st sessionStore)
 // searchBusy is a search its user may not start now: try again in secs.
 type searchBusy struct{ secs, max int }
 
+// RetryAfter is when the user may search again: the viewer's 429 page
+// sends it as the API does (Retry-After).
+func (e *searchBusy) RetryAfter() time.Duration { return time.Duration(e.secs) * time.Second }
+
 func (e *searchBusy) Error() string {
 	return fmt.Sprintf("your searches are over their share of the server (one at a time, a fifth of the time), or %d are running: try again in %d s", e.max, e.secs)
 }

@@ -1301,6 +1301,12 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 		if ctx, end, err = v.o.BeginSearch(ctx, q.si.budget, catchUp); catchUpErr != nil {
 			return catchUpErr
 		} else if err != nil {
+			// A refusal that says when (the API's budget does) says it in
+			// the header too, as the API's 429 does, for clients that wait.
+			var busy interface{ RetryAfter() time.Duration }
+			if errors.As(err, &busy) {
+				w.Header().Set("Retry-After", strconv.Itoa(int((busy.RetryAfter()+time.Second-1)/time.Second)))
+			}
 			d["Error"] = err.Error()
 			v.render(w, http.StatusTooManyRequests, "search", d)
 			return nil

@@ -73,7 +73,8 @@ type Options struct {
 	// BeginSearch takes a search's budget (the API's, shared; SignIn says whose),
 	// then runs prepare (the index's catch-up) uncharged: a bounded context
 	// and the func that gives it back, or prepare's error, or an error to
-	// show (429; prepare not run). nil = no budget.
+	// show (429; prepare not run; one with a RetryAfter() time.Duration
+	// method sets the Retry-After header). nil = no budget.
 	BeginSearch func(ctx context.Context, budget string, prepare func(context.Context) error) (context.Context, func(), error)
 	// TraceURL links a message's trace to the user's tracing system: an
 	// http(s) URL in which {trace_id} and {span_id} stand for the message's
