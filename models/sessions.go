@@ -35,7 +35,7 @@ type SearchHit struct {
 	AgentName   string    `json:"agent_name,omitempty"`
 	Role        string    `json:"role,omitempty"`      // "" for a session hit
 	Timestamp   string    `json:"timestamp,omitempty"` // the message's, as loads print it; "" for a session hit
-	Index       int       `json:"index"`               // the message's position among the session's live messages (its place in a load); -1 for a session hit. Key finds it: lookup --index counts removed rows too
+	Index       int       `json:"index"`               // the message's position among the session's live messages (its place in a load); -1 for a session hit or a message removed since the search found it. Key finds it: lookup --index counts removed rows too
 	Key         string    `json:"key,omitempty"`       // its REM LOOKUP key, if it has one
 	ToolName    string    `json:"tool_name,omitempty"`
 	Snippet     string    `json:"snippet,omitempty"` // the text around the first match

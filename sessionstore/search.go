@@ -211,14 +211,14 @@ var positionsQuery = map[bool]string{true: positionsSQL("'-infinity'::timestampt
 // range from the hit before is a row comparison, so it bounds an index
 // range (as an OR of conditions it was a filter over every pair).
 func positionsSQL(minAt, minID string) string {
-	return `SELECT h.id AS id, h.session_id AS sid, h.k AS k, count(p.id) AS n FROM (
-	SELECT id, session_id, tenant_id, created_at, row_number() OVER w AS k,
+	return `SELECT h.id AS id, h.session_id AS sid, h.k AS k, count(p.id) AS n, h.deleted_at IS NULL AS live FROM (
+	SELECT id, session_id, tenant_id, created_at, deleted_at, row_number() OVER w AS k,
 		COALESCE(lag(created_at) OVER w, ` + minAt + `) AS pat, COALESCE(lag(id) OVER w, ` + minID + `) AS pid
 	FROM messages WHERE id IN (?) AND session_id IN (?) AND tenant_id = ?
 	WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)) h
 	LEFT JOIN messages p ON p.session_id = h.session_id AND p.tenant_id = h.tenant_id AND p.deleted_at IS NULL
 		AND (p.created_at, p.id) < (h.created_at, h.id) AND (p.created_at, p.id) >= (h.pat, h.pid)
-	GROUP BY h.id, h.session_id, h.k`
+	GROUP BY h.id, h.session_id, h.k, h.deleted_at`
 }
 
 // searchSelect is the rows and joins of a message search, live rows of live
@@ -417,6 +417,10 @@ type hitCount struct {
 	SID uuid.UUID `bun:"sid"`
 	K   int       `bun:"k"` // the hit's rank in its session, oldest first
 	N   int       `bun:"n"` // live rows from the hit before it (or the start)
+	// Live is false for a row removed since the search found it: it keeps
+	// its place in the chain (the next hit counts from it) but has none in
+	// a load.
+	Live bool `bun:"live"`
 }
 
 // positions sets each hit's Index (positionsQuery): the sums of each
@@ -443,15 +447,25 @@ func (s *Store) positions(ctx context.Context, hits []SearchHit, ids []uuid.UUID
 		}
 		return a.K - b.K
 	})
+	sum := make(map[uuid.UUID]int, len(got))
 	at := make(map[uuid.UUID]int, len(got))
 	for i, g := range got {
 		if i > 0 && got[i-1].SID == g.SID {
-			g.N += at[got[i-1].ID]
+			g.N += sum[got[i-1].ID]
 		}
-		at[g.ID] = g.N
+		sum[g.ID] = g.N
+		if g.Live {
+			at[g.ID] = g.N
+		}
 	}
+	// A hit whose row was popped or purged since the search found it has
+	// no place in a load: -1, as a session hit.
 	for i := range hits {
-		hits[i].Index = at[ids[i]]
+		if n, ok := at[ids[i]]; ok {
+			hits[i].Index = n
+		} else {
+			hits[i].Index = -1
+		}
 	}
 	return nil
 }

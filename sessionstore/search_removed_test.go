@@ -1,0 +1,99 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/remstore/remstore/internal/dbtest"
+	"github.com/remstore/remstore/models"
+)
+
+// A hit whose row is popped (soft removal) or purged (the row gone) between
+// the search that found it and its positions has no place in a load:
+// Index -1, as a session hit. The hits after it keep their places (a popped
+// row stays in the chain of ranges, a purged one drops out of it); before,
+// a popped hit read the load's length and a purged one 0.
+func TestSearchHitRemovedBeforeItsPosition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			db := d.New(t)
+			s, err := New(db, Options{UserID: "A"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []models.HistoryMessage
+			for i := range 6 {
+				msgs = append(msgs, models.HistoryMessage{Role: models.RoleUser, Content: fmt.Sprintf("needle %d", i)})
+			}
+			if _, err := s.Store(ctx, "a", msgs, StoreOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			o := SearchOptions{Query: "needle", Limit: 10}
+			if _, err := s.CatchUpSearch(ctx, &o); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.SearchPage(ctx, o)
+			if err != nil || len(res.Hits) != 6 {
+				t.Fatalf("search: %d hits, %v", len(res.Hits), err)
+			}
+			// The search's ids, as searchRows read them: by content here.
+			sid, err := s.SessionUUID("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			byText := map[string]uuid.UUID{}
+			rows, err := db.QueryContext(ctx, "SELECT id, content FROM messages WHERE session_id = ?", sid.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id uuid.UUID
+				var c string
+				if err := rows.Scan(&id, &c); err != nil {
+					t.Fatal(err)
+				}
+				byText[c] = id
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			hits := res.Hits
+			ids := make([]uuid.UUID, len(hits))
+			for i, h := range hits {
+				ids[i] = byText[h.Snippet]
+			}
+			// needle 5 popped, needle 2 purged, after the search.
+			if _, ok, err := s.PopMessage(ctx, "a"); err != nil || !ok {
+				t.Fatalf("pop: %v %v", ok, err)
+			}
+			if _, err := db.ExecContext(ctx, "DELETE FROM messages WHERE id = ?", byText["needle 2"].String()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.positions(ctx, hits, ids); err != nil {
+				t.Fatal(err)
+			}
+			load, err := s.Load(ctx, "a", LoadOptions{NoCompress: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := map[string]int{}
+			for i, m := range load {
+				at[m.Content] = i
+			}
+			for _, h := range hits {
+				want, ok := at[h.Snippet]
+				if !ok {
+					want = -1
+				}
+				if h.Index != want {
+					t.Errorf("%q at %d, want %d (load: %d messages)", h.Snippet, h.Index, want, len(load))
+				}
+			}
+		})
+	}
+}
