@@ -174,7 +174,12 @@ func rowsQuery(d repository.SQL, w int) string {
 	// asked: both databases evaluate the subquery when its branch is
 	// reached, and a load without OnLast (most) skips the probe.
 	last := `CASE WHEN @want_last THEN (SELECT id FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1) END`
-	first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant ORDER BY created_at, id LIMIT 1`
+	// A row without a created_at (only a hand-written INSERT makes one)
+	// is in no load: no row comparison holds for it. first and nth skip
+	// it too, or SQLite (NULL sorts first) bounded the range by NULL and
+	// loaded nothing, and PostgreSQL (NULL sorts first in DESC) counted it
+	// in the last N.
+	first := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND created_at IS NOT NULL ORDER BY created_at, id LIMIT 1`
 	window, with, summary := "", "", "NULL"
 	switch w {
 	case windowAll:
@@ -209,7 +214,7 @@ func rowsQuery(d repository.SQL, w int) string {
 	case windowLast:
 		// From the lastN-th live row from the end, or the first row: a row
 		// comparison the (session_id, created_at, id) index ranges over.
-		nth := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET @nth`
+		nth := `FROM messages WHERE session_id = @sid AND tenant_id = @tenant AND deleted_at IS NULL AND created_at IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET @nth`
 		window = ` AND (created_at, id) >= (COALESCE((SELECT created_at ` + nth + `), (SELECT created_at ` + first + `)),
 			COALESCE((SELECT id ` + nth + `), (SELECT id ` + first + `)))`
 	case windowFrom:

@@ -225,7 +225,7 @@ func positionsSQL(minAt, minID string) string {
 // sessions, each the row's tenant's: another tenant's session holding the
 // tenant's rows (written before the tenant guard, or where there is none)
 // is not the tenant's to name (nor its agent to narrow by), as a load
-// of it is not.
+// of it is not. A row without a created_at is in no load, nor in search.
 func searchSelect(pg bool, tool string) string { return searchSelectFrom(pg, tool, "messages m") }
 
 // searchSelectFrom is searchSelect over rows of messages m that from gives.
@@ -234,12 +234,12 @@ func searchSelectFrom(pg bool, tool, from string) string {
 		return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, left(m.content, 4000),
 			m.metadata->>'entity_key', ` + tool + `, m.id
 			FROM ` + from + ` JOIN sessions s ON s.id = m.session_id
-			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND s.tenant_id = m.tenant_id`
+			WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND s.tenant_id = m.tenant_id AND m.created_at IS NOT NULL`
 	}
 	return `SELECT m.session_id, s.name, s.agent_name, m.role, m.created_at, substr(m.content, 1, 4000),
 		json_extract(m.metadata, '$.entity_key'), ` + tool + `, m.id
 		FROM ` + from + ` JOIN sessions s ON s.id = m.session_id
-		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND s.tenant_id = m.tenant_id`
+		WHERE s.deleted_at IS NULL AND m.deleted_at IS NULL AND s.tenant_id = m.tenant_id AND m.created_at IS NOT NULL`
 }
 
 // searchOrder is the tenant's rows, newest first; searchTail one page of them.

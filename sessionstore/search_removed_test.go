@@ -97,3 +97,62 @@ func TestSearchHitRemovedBeforeItsPosition(t *testing.T) {
 		})
 	}
 }
+
+// A row without a created_at (the column allows NULL; the Python service
+// and remstore always set it, but a hand-written INSERT need not) is in no
+// load, so search does not find it either: before, search found it at
+// an Index the load did not have, SQLite's load of the session was empty,
+// and PostgreSQL's last N counted it.
+func TestSearchSkipsWhatNoLoadShows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, d := range dbtest.Dialects {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			db := d.New(t)
+			dbtest.WithoutTenantGuard(t, db)
+			s, err := New(db, Options{UserID: "A"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Store(ctx, "a", []models.HistoryMessage{{Role: models.RoleUser, Content: "needle one"}, {Role: models.RoleUser, Content: "needle two"}}, StoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, content, metadata, user_id, tenant_id, created_at, updated_at)
+				VALUES (?, ?, 'user', 'needle without a time', '{}', 'A', 'A', NULL, NULL)`, uuid.NewString(), r.SessionID.String()); err != nil {
+				t.Fatal(err)
+			}
+			load, err := s.Load(ctx, "a", LoadOptions{NoCompress: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(load) != 2 {
+				t.Fatalf("the load shows %d messages, want the 2 with a time", len(load))
+			}
+			if last, err := s.Load(ctx, "a", LoadOptions{NoCompress: true, LastN: 1}); err != nil || len(last) != 1 || last[0].Content != "needle two" {
+				t.Errorf("the last 1: %+v %v, want needle two", last, err)
+			}
+			at := map[string]int{}
+			for i, m := range load {
+				at[m.Content] = i
+			}
+			o := SearchOptions{Query: "needle", Limit: 10}
+			if _, err := s.CatchUpSearch(ctx, &o); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.SearchPage(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range res.Hits {
+				if i, ok := at[h.Snippet]; !ok || i != h.Index {
+					t.Errorf("hit %q at %d; the load (%d messages) has it at %d (%v)", h.Snippet, h.Index, len(load), i, ok)
+				}
+			}
+			if len(res.Hits) != len(load) {
+				t.Errorf("%d hits, the load shows %d messages", len(res.Hits), len(load))
+			}
+		})
+	}
+}
