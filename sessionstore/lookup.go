@@ -90,7 +90,9 @@ func init() {
 		lookupQueries[pg] = struct{ byKey, byOpaqueKey, byPosition string }{
 			byKey:       byKey + " AND session_id = ?" + order,
 			byOpaqueKey: byKey + order,
-			byPosition: "SELECT id, content, role, COALESCE(" + sqlText.EntityKey + ", '') FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL" +
+			// A row without a created_at is in no load, so at no position
+			// (SQLite sorts NULL first: it was every key's row before).
+			byPosition: "SELECT id, content, role, COALESCE(" + sqlText.EntityKey + ", '') FROM messages WHERE session_id = ? AND tenant_id = ? AND deleted_at IS NULL AND created_at IS NOT NULL" +
 				" ORDER BY created_at, id LIMIT 1 OFFSET ?",
 		}
 	}

@@ -211,14 +211,14 @@ var positionsQuery = map[bool]string{true: positionsSQL("'-infinity'::timestampt
 // range from the hit before is a row comparison, so it bounds an index
 // range (as an OR of conditions it was a filter over every pair).
 func positionsSQL(minAt, minID string) string {
-	return `SELECT h.id AS id, h.session_id AS sid, h.k AS k, count(p.id) AS n, h.deleted_at IS NULL AS live FROM (
+	return `SELECT h.id AS id, h.session_id AS sid, h.k AS k, count(p.id) AS n, h.deleted_at IS NULL AND h.created_at IS NOT NULL AS live FROM (
 	SELECT id, session_id, tenant_id, created_at, deleted_at, row_number() OVER w AS k,
 		COALESCE(lag(created_at) OVER w, ` + minAt + `) AS pat, COALESCE(lag(id) OVER w, ` + minID + `) AS pid
 	FROM messages WHERE id IN (?) AND session_id IN (?) AND tenant_id = ?
 	WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)) h
 	LEFT JOIN messages p ON p.session_id = h.session_id AND p.tenant_id = h.tenant_id AND p.deleted_at IS NULL
 		AND (p.created_at, p.id) < (h.created_at, h.id) AND (p.created_at, p.id) >= (h.pat, h.pid)
-	GROUP BY h.id, h.session_id, h.k, h.deleted_at`
+	GROUP BY h.id, h.session_id, h.k, h.deleted_at, h.created_at`
 }
 
 // searchSelect is the rows and joins of a message search, live rows of live
@@ -419,7 +419,8 @@ type hitCount struct {
 	N   int       `bun:"n"` // live rows from the hit before it (or the start)
 	// Live is false for a row removed since the search found it: it keeps
 	// its place in the chain (the next hit counts from it) but has none in
-	// a load.
+	// a load; nor has a row without a created_at (a key search finds it by
+	// its stored key).
 	Live bool `bun:"live"`
 }
 
