@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -662,8 +663,15 @@ type File struct {
 // ErrTooLarge, unparsed, so a reader's work is bounded whatever a writer
 // (another program, the Python service) put there.
 func Read(dir, sessionID string) (*File, error) {
+	return ReadContext(context.Background(), dir, sessionID)
+}
+
+// ReadContext is Read for a request: a wait for a big parse (parseGate)
+// ends with ctx, or after DefaultLockWait, and ctx's reader (WithReader)
+// waits for its own turn.
+func ReadContext(ctx context.Context, dir, sessionID string) (*File, error) {
 	path := Path(dir, sessionID)
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultLockWait)
+	ctx, cancel := context.WithTimeout(ctx, DefaultLockWait)
 	defer cancel()
 	release, err := parseGate(ctx, filesSize(path))
 	if err != nil {
@@ -696,16 +704,74 @@ const (
 
 var bigParses = make(chan struct{}, maxBigParses)
 
+// readerKey is the context key of WithReader.
+type readerKey struct{}
+
+// WithReader says whose request ctx serves (serve: the API key or user a
+// search budget is charged to): that reader's big parses run one at a
+// time, so they hold at most one of the process's maxBigParses and queue
+// for their own turn, not in front of another reader's parse. Without it
+// (the CLI, the library) only the process-wide bound applies.
+func WithReader(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, readerKey{}, who)
+}
+
+// readerTurns are the readers with a big parse running or waiting: each
+// one's turn (a channel of one) and how many hold or wait for it.
+var readerTurns = struct {
+	sync.Mutex
+	by map[string]*readerTurn
+}{by: map[string]*readerTurn{}}
+
+type readerTurn struct {
+	c chan struct{}
+	n int
+}
+
+// readerGate takes who's turn at a big parse, or fails when ctx ends.
+func readerGate(ctx context.Context, who string) (release func(), err error) {
+	readerTurns.Lock()
+	t := readerTurns.by[who]
+	if t == nil {
+		t = &readerTurn{c: make(chan struct{}, 1)}
+		readerTurns.by[who] = t
+	}
+	t.n++
+	readerTurns.Unlock()
+	leave := func() {
+		readerTurns.Lock()
+		if t.n--; t.n == 0 {
+			delete(readerTurns.by, who)
+		}
+		readerTurns.Unlock()
+	}
+	select {
+	case t.c <- struct{}{}:
+		return func() { <-t.c; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, fmt.Errorf("audit: another large dump of yours is being read: %w", ctx.Err())
+	}
+}
+
 // parseGate admits the parse of a dump of size bytes: at once when it is
-// small, else when one of maxBigParses is free or ctx ends.
+// small, else when its reader's turn (WithReader) and one of maxBigParses
+// are free, or ctx ends.
 func parseGate(ctx context.Context, size int64) (release func(), err error) {
 	if size <= bigDump {
 		return func() {}, nil
 	}
+	mine := func() {}
+	if who, ok := ctx.Value(readerKey{}).(string); ok {
+		if mine, err = readerGate(ctx, who); err != nil {
+			return nil, err
+		}
+	}
 	select {
 	case bigParses <- struct{}{}:
-		return func() { <-bigParses }, nil
+		return func() { <-bigParses; mine() }, nil
 	case <-ctx.Done():
+		mine()
 		return nil, fmt.Errorf("audit: %d large dumps are being read already: %w", maxBigParses, ctx.Err())
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/remstore/remstore/audit"
 	"github.com/remstore/remstore/internal/query"
 	"github.com/remstore/remstore/internal/signin"
 	"github.com/remstore/remstore/internal/version"
@@ -701,6 +702,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		infoOf(r).user, infoOf(r).budget = user, budget // for the handlers and the request log line
 		SignedIn(r.Context())                           // its connection is no guest now (LimitListener)
+		// Whoever pays for searches waits for their own turn at a big
+		// audit dump's parse too, not in front of everyone else's.
+		r = r.WithContext(audit.WithReader(r.Context(), budget))
 		// Said on every answer: a caller that forgot X-User-Id sees that it
 		// acted as "anonymous" (issue 43), not only an empty list later.
 		w.Header().Set(UserHeader, user)

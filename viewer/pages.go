@@ -718,7 +718,7 @@ func (v *Viewer) auditCalls(r *http.Request, q *request, key string) (auditCalls
 	}
 	sid := info.ID.String()
 	a.file = audit.FileName(sid)
-	f, err := audit.Read(v.o.AuditDir, sid)
+	f, err := audit.ReadContext(audit.WithReader(r.Context(), q.si.budget), v.o.AuditDir, sid)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return a, nil
