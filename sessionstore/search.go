@@ -503,7 +503,10 @@ func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) 
 		}
 		return nil, err
 	}
-	h := SearchHit{Role: string(models.RoleAssistant), Index: k.Index, Key: k.Raw, Snippet: clip(content, 0, 2*snippetContext)}
+	// No place until positions finds one in the tenant's own session: an
+	// opaque key names none, and a row in another tenant's session (from
+	// before the tenant guard) is in no load of this tenant's.
+	h := SearchHit{Role: string(models.RoleAssistant), Index: -1, Key: k.Raw, Snippet: clip(content, 0, 2*snippetContext)}
 	if !k.Opaque {
 		if sid, err := SessionUUID(s.userID, k.SessionID); err == nil {
 			if sess, err := s.getSession(ctx, s.db, sid); err == nil {
