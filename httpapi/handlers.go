@@ -451,6 +451,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, st sessionStore)
 	res.Indexing = res.Indexing || indexing
 	end()
 	s.timed("search", start)
+	if fe, ok := models.AsFieldError(err); ok && fe.Field == "session_id" && o.Session != "" {
+		return badInput("session", fe.Reason) // the parameter given, not the CLI's --session-id
+	}
 	if err != nil {
 		return err
 	}

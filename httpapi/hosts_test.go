@@ -148,6 +148,11 @@ func TestSearchRoute(t *testing.T) {
 		{"/v1/search?q=LISBON&tool=weather", "alice", 200, `{"hits":[],"more":false}`}, // the user's message is no tool's
 		{"/v1/search?q=get&in=tool&tool=WEATHER", "alice", 200, `"tool_name":"get_weather"`},
 		{"/v1/search?q=x&tool=%00", "alice", 400, `"field":"tool"`},
+		// Each names the parameter the caller gave: the session is
+		// session= (not the CLI's --session-id), the key searched is q=.
+		{"/v1/search?q=x&session=%00", "alice", 400, `"field":"session"`},
+		{"/v1/search?q=x&session=" + strings.Repeat("s", 600), "alice", 400, `"field":"session"`},
+		{"/v1/search?q=not-a-key&in=key", "alice", 400, `"field":"q"`},
 	} {
 		code, body, _ := do(t, s, call{method: "GET", path: c.path, user: c.user})
 		if code != c.code || !strings.Contains(body, c.want) {

@@ -494,6 +494,9 @@ func (s *Store) searchAgent(ctx context.Context, o SearchOptions) ([]SearchHit, 
 func (s *Store) searchKey(ctx context.Context, key string) ([]SearchHit, error) {
 	k, err := ParseLookupKey(key)
 	if err != nil {
+		if fe, ok := models.AsFieldError(err); ok {
+			fe.Field = "q" // the key searched is the query, as every other search's
+		}
 		return nil, err
 	}
 	content, id, err := s.lookupMessage(ctx, key)

@@ -93,7 +93,7 @@ func TestSearch(t *testing.T) {
 			field string
 		}{{sessionstore.SearchOptions{Query: " "}, "q"}, {sessionstore.SearchOptions{Query: "!!!"}, "q"}, {sessionstore.SearchOptions{Query: "a\x00b"}, "q"},
 			{sessionstore.SearchOptions{Query: "x", In: "everything"}, "in"}, {sessionstore.SearchOptions{Query: "x", Limit: 1000}, "limit"},
-			{sessionstore.SearchOptions{Query: "not-a-key", In: "key"}, "key"}, {sessionstore.SearchOptions{Query: strings.Repeat("é", 257)}, "q"}} {
+			{sessionstore.SearchOptions{Query: "not-a-key", In: "key"}, "q"}, {sessionstore.SearchOptions{Query: strings.Repeat("é", 257)}, "q"}} {
 			_, err := a.Search(ctx, c.o)
 			if fe, ok := models.AsFieldError(err); !ok || fe.Field != c.field {
 				t.Errorf("%+v: %v, want bad input naming %q", c.o, err, c.field)
