@@ -20,14 +20,17 @@ func newBudget(total, perKey int) *budget {
 	return &budget{total: total, perKey: perKey, by: map[string]int{}}
 }
 
-func (b *budget) take(key string) bool {
+func (b *budget) take(key string) bool { return b.takeN(key, 1) }
+
+// takeN holds n units (a body's bytes in bigBodies) for key, or none.
+func (b *budget) takeN(key string, n int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.n >= b.total || b.by[key] >= b.perKey {
+	if b.n+n > b.total || b.by[key]+n > b.perKey {
 		return false
 	}
-	b.n++
-	b.by[key]++
+	b.n += n
+	b.by[key] += n
 	return true
 }
 
@@ -37,13 +40,22 @@ func (b *budget) full() bool {
 	return b.n >= b.total
 }
 
-func (b *budget) give(key string) {
+func (b *budget) give(key string) { b.giveN(key, 1) }
+
+func (b *budget) giveN(key string, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.n--
-	if b.by[key]--; b.by[key] <= 0 {
+	b.n -= n
+	if b.by[key] -= n; b.by[key] <= 0 {
 		delete(b.by, key)
 	}
+}
+
+// used is what the budget holds now (tests: a sender is mid-body).
+func (b *budget) used() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
 }
 
 // searchGate is a search's budget per user: one search of a user at a
