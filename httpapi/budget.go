@@ -51,6 +51,13 @@ func (b *budget) giveN(key string, n int) {
 	}
 }
 
+// held is what key holds now.
+func (b *budget) held(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.by[key]
+}
+
 // used is what the budget holds now (tests: a sender is mid-body).
 func (b *budget) used() int {
 	b.mu.Lock()

@@ -172,8 +172,8 @@ func TestBodyLimitAndInFlight(t *testing.T) {
 	if code != 413 || !strings.Contains(body, "body_too_large") {
 		t.Fatalf("413: %d %s", code, body)
 	}
-	api.inflight <- struct{}{} // two requests in flight
-	api.inflight <- struct{}{}
+	api.inflight.take("key 1") // two requests in flight, another caller's
+	api.inflight.take("key 2")
 	code, body, hdr := do(t, api, call{method: "GET", path: "/v1/sessions"})
 	if code != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "too_many_requests") {
 		t.Fatalf("429: %d %s", code, body)
@@ -181,7 +181,7 @@ func TestBodyLimitAndInFlight(t *testing.T) {
 	if code, _, _ := do(t, api, call{method: "GET", path: "/healthz", auth: "-"}); code != 200 {
 		t.Fatal("health check counted against the cap")
 	}
-	<-api.inflight
+	api.inflight.give("key 2")
 	if code, _, _ := do(t, api, call{method: "GET", path: "/v1/sessions"}); code != 200 {
 		t.Fatalf("after a slot freed: %d", code)
 	}

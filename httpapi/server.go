@@ -129,7 +129,10 @@ type Options struct {
 	// beyond): big posts cannot fill the server's memory.
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration // 0 = DefaultRequestTimeout
-	MaxInFlight    int           // 0 = DefaultMaxInFlight
+	// MaxInFlight is the requests served at once (429 beyond), three
+	// quarters of them at most for one caller (an API key not bound to a
+	// user, or the user); 0 = DefaultMaxInFlight.
+	MaxInFlight int
 	// BodyTimeout is how long a request body may take to arrive (408 after);
 	// 0 = DefaultBodyTimeout. Bodies are read before a request takes one of
 	// the MaxInFlight slots, within a reading budget of 4 x MaxInFlight
@@ -174,10 +177,13 @@ type Options struct {
 
 // Server is the HTTP API.
 type Server struct {
-	o        Options
-	mux      *http.ServeMux
-	handler  http.Handler
-	inflight chan struct{}
+	o       Options
+	mux     *http.ServeMux
+	handler http.Handler
+	// inflight is MaxInFlight slots, three quarters at most for one payer
+	// (inflightShare): one tenant's 16 slow audit pages held every slot of
+	// --max-in-flight 16, and the other's stores met 429 91 times of 92.
+	inflight *budget
 	reading  *budget // bodies being received, of requests with a valid key
 	// guestReading is the viewer's (its sign-in form, its signed-in
 	// browsers' posts): apart, so that no one without a key can take the
@@ -242,7 +248,7 @@ func New(o Options) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{o: o, mux: http.NewServeMux(), inflight: make(chan struct{}, o.MaxInFlight),
+	s := &Server{o: o, mux: http.NewServeMux(), inflight: newBudget(o.MaxInFlight, inflightShare(o.MaxInFlight)),
 		reading: newBudget(4*o.MaxInFlight, o.MaxReadingPerClient), guestReading: newBudget(o.MaxInFlight, o.MaxReadingPerClient),
 		bigBodies: newBudget(int(min(4*o.MaxBodyBytes, 1<<50)), int(min(2*o.MaxBodyBytes, 1<<49))), searches: newSearchGate(o.MaxSearches), guesses: signin.New(nil)}
 	for _, k := range o.APIKeys {
@@ -581,19 +587,36 @@ func (s *Server) limit(next http.Handler) http.Handler {
 				}
 				defer release()
 			}
-			select {
-			case s.inflight <- struct{}{}:
-				defer func() { <-s.inflight }()
-			default:
+			payer := payerOf(r)
+			if !s.inflight.take(payer) {
 				w.Header().Set("Retry-After", "1")
-				writeError(w, http.StatusTooManyRequests, "too_many_requests", fmt.Sprintf("more than %d requests in flight", s.o.MaxInFlight), "")
+				msg := fmt.Sprintf("more than %d requests in flight", s.o.MaxInFlight)
+				if share := inflightShare(s.o.MaxInFlight); s.inflight.held(payer) >= share {
+					msg = fmt.Sprintf("your requests hold %d of the %d in flight, the most one caller may (an API key not bound to a user, or the user)", share, s.o.MaxInFlight)
+				}
+				writeError(w, http.StatusTooManyRequests, "too_many_requests", msg, "")
 				return
 			}
+			defer s.inflight.give(payer)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.o.RequestTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// inflightShare is the most of max slots one payer may hold: three
+// quarters, so that a quarter is always another's (one at least).
+func inflightShare(max int) int { return max - max/4 }
+
+// payerOf is who a request is charged to (the search budget's payer: an
+// API key not bound to a user, or the user); the viewer's requests without
+// a key, their client network.
+func payerOf(r *http.Request) string {
+	if b := infoOf(r).budget; b != "" {
+		return b
+	}
+	return "guest " + signin.Network(clientOf(r))
 }
 
 // bigBodyBytes is where a body starts to hold its bytes of bigBodies:
@@ -630,10 +653,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) (release func()
 	// A big body holds its bytes until its request ends, charged to
 	// whoever pays for the caller's searches (the viewer's guests: their
 	// network).
-	payer, held := infoOf(r).budget, 0
-	if payer == "" {
-		payer = "guest " + client
-	}
+	payer, held := payerOf(r), 0
 	release = func() {}
 	hold := func(n int64) bool {
 		if !s.bigBodies.takeN(payer, int(n)) {

@@ -106,7 +106,7 @@ func (o *serveOpts) flags(f *pflag.FlagSet) {
 	f.BoolVar(&o.ui, "ui", false, "serve the read-only session and audit viewer at /ui/")
 	f.Int64Var(&o.maxBody, "max-body", httpapi.DefaultMaxBodyBytes, "largest request body in bytes (413 above); bodies over 1 MiB hold their bytes until their request ends, 4 x this in all, 2 x for one payer (429 beyond)")
 	f.DurationVar(&o.timeout, "timeout", httpapi.DefaultRequestTimeout, "per-request timeout")
-	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above)")
+	f.IntVar(&o.maxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once (429 above), three quarters of them at most for one caller (an API key not bound to a user, or the user)")
 	f.IntVar(&o.maxSearches, "max-searches", httpapi.DefaultMaxSearches, "searches running at once, one per user, or per API key for a key not bound to one user (429 above)")
 	f.DurationVar(&o.searchTimeout, "search-timeout", httpapi.DefaultSearchTimeout, "how long one search may run (503 timeout after)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a request body may take to arrive (408 after)")
