@@ -115,7 +115,7 @@ func (o *SearchOptions) check() error {
 		o.Limit = DefaultSearchLimit
 	}
 	if o.Limit < 1 || o.Limit > MaxSearchLimit {
-		return fieldErr(-1, "limit", "must be from 1 to %d", MaxSearchLimit)
+		return fieldErr(-1, "limit", "must be from 1 to %d (0 or absent: %d)", MaxSearchLimit, DefaultSearchLimit)
 	}
 	if o.Offset < 0 || o.Offset > MaxSearchOffset {
 		return fieldErr(-1, "offset", "must be from 0 to %d", MaxSearchOffset)
