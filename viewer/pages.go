@@ -1281,8 +1281,16 @@ func (v *Viewer) searchPage(w http.ResponseWriter, r *http.Request, q *request) 
 	qs := r.URL.Query()
 	d := v.base(q, "Search")
 	o := sessionstore.SearchOptions{Query: qs.Get("q"), In: qs.Get("in"), Role: qs.Get("role"), Tool: qs.Get("tool")}
-	o.Offset, _ = strconv.Atoi(qs.Get("offset"))
 	d["Q"], d["In"], d["Kinds"], d["Role"], d["Roles"], d["Tool"] = o.Query, o.In, sessionstore.SearchKinds(), o.Role, canonicalRoles(), o.Tool
+	if off := qs.Get("offset"); off != "" {
+		// As the API: a page that is not a number is a 400, not the first.
+		var err error
+		if o.Offset, err = strconv.Atoi(off); err != nil {
+			d["Error"] = `field "offset": must be an integer`
+			v.render(w, http.StatusBadRequest, "search", d)
+			return nil
+		}
+	}
 	if strings.TrimSpace(o.Query) == "" {
 		v.render(w, http.StatusOK, "search", d)
 		return nil

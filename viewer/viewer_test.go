@@ -330,6 +330,13 @@ func TestViewerHTTP(t *testing.T) {
 		if page := search(t, c, f.srv.URL+"/ui/search?q=%21%21", http.StatusBadRequest); !strings.Contains(page, "no word") {
 			t.Error("a query without words is not refused")
 		}
+		// A page that is not a number is a 400 naming it, as the API's
+		// (it was read as the first page).
+		for _, off := range []string{"abc", "1e3", "-1"} {
+			if page := search(t, c, f.srv.URL+"/ui/search?q=three&offset="+off, http.StatusBadRequest); !strings.Contains(page, "offset") {
+				t.Errorf("offset=%s: the page does not name the offset: %.300s", off, page)
+			}
+		}
 		if page := search(t, c, f.srv.URL+"/ui/search?q=search&in=tool", http.StatusOK); !strings.Contains(page, "1 result") {
 			t.Error("tool search")
 		}
