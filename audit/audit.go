@@ -707,11 +707,12 @@ var bigParses = make(chan struct{}, maxBigParses)
 // readerKey is the context key of WithReader.
 type readerKey struct{}
 
-// WithReader says whose request ctx serves (serve: the API key or user a
-// search budget is charged to): that reader's big parses run one at a
-// time, so they hold at most one of the process's maxBigParses and queue
-// for their own turn, not in front of another reader's parse. Without it
-// (the CLI, the library) only the process-wide bound applies.
+// WithReader returns ctx marked as read for who (serve passes the caller:
+// an API key not bound to a user, or the user). The reads and appends of
+// one reader parse big dumps one at a time, so a reader holds at most one
+// of the process's maxBigParses and queues for its own turn, not in front
+// of another reader's. Without it (the CLI, the library) only the
+// process-wide bound applies.
 func WithReader(ctx context.Context, who string) context.Context {
 	return context.WithValue(ctx, readerKey{}, who)
 }

@@ -320,7 +320,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, st sessionS
 		}
 	}
 	hw := &headWriter{w: w}
-	err = audit.WritePydanticAI(r.Context(), hw, co, call,
+	err = audit.WritePydanticAI(auditContext(r), hw, co, call,
 		func(fn func(models.HistoryMessage) error) error {
 			return st.LoadEach(r.Context(), r.PathValue("id"), lo, fn)
 		},
@@ -667,7 +667,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st sessionSto
 		if !at.IsZero() { // not dropped in silence: the invocation keeps its load's time
 			return &models.FieldError{Index: -1, Field: "timestamp", Reason: "the call a load recorded keeps the time of that load; give timestamp with a call no load recorded (no call_id)"}
 		}
-		err := audit.Complete(r.Context(), dir, sid, body.Exchange)
+		err := audit.Complete(auditContext(r), dir, sid, body.Exchange)
 		if errors.Is(err, audit.ErrNoCall) {
 			return &models.FieldError{Index: -1, Field: "call_id", Reason: "no audited call of this session has it (the " + AuditCallHeader + " of a load)"}
 		}
@@ -681,7 +681,7 @@ func (s *Server) postAudit(w http.ResponseWriter, r *http.Request, st sessionSto
 		body.CallID = audit.NewCallID()
 	}
 	// No time given (at zero): Append writes the server's.
-	if err := audit.Append(r.Context(), dir, sid, audit.Invocation{Timestamp: at, AgentName: body.AgentName, Prompt: body.Prompt,
+	if err := audit.Append(auditContext(r), dir, sid, audit.Invocation{Timestamp: at, AgentName: body.AgentName, Prompt: body.Prompt,
 		RawSessionHistory: hist, Exchange: body.Exchange}); err != nil {
 		return err
 	}

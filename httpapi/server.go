@@ -619,6 +619,13 @@ func payerOf(r *http.Request) string {
 	return "guest " + signin.Network(clientOf(r))
 }
 
+// auditContext is r's context for the audit files: its payer waits for
+// its own turn at a big dump's parse (audit.WithReader), not in front of
+// everyone else's. Set where the files are read, not on every request.
+func auditContext(r *http.Request) context.Context {
+	return audit.WithReader(r.Context(), payerOf(r))
+}
+
 // bigBodyBytes is where a body starts to hold its bytes of bigBodies:
 // stores and loads of agents' turns stay below it and never wait on
 // another tenant's big posts.
@@ -778,9 +785,6 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		infoOf(r).user, infoOf(r).budget = user, budget // for the handlers and the request log line
 		SignedIn(r.Context())                           // its connection is no guest now (LimitListener)
-		// Whoever pays for searches waits for their own turn at a big
-		// audit dump's parse too, not in front of everyone else's.
-		r = r.WithContext(audit.WithReader(r.Context(), budget))
 		// Said on every answer: a caller that forgot X-User-Id sees that it
 		// acted as "anonymous" (issue 43), not only an empty list later.
 		w.Header().Set(UserHeader, user)
