@@ -85,3 +85,10 @@ func TestBigBodiesHoldTheirBytes(t *testing.T) {
 		t.Errorf("after alice's stores %d bytes held, want bob's %d (hers given back)", got, 2*big)
 	}
 }
+
+// used is what the budget holds now (a sender is mid-body).
+func (b *budget) used() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}

@@ -58,13 +58,6 @@ func (b *budget) held(key string) int {
 	return b.by[key]
 }
 
-// used is what the budget holds now (tests: a sender is mid-body).
-func (b *budget) used() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n
-}
-
 // searchGate is a search's budget per user: one search of a user at a
 // time, at most total at once, and a share of the time: a user's searches
 // earn credit at a fifth of the clock's pace, up to searchCredit, and each
